@@ -1,0 +1,219 @@
+/* ptrec.h — the public API of libptrec, an in-process flight recorder.
+ *
+ * libptrec keeps a circular branch-trace ring per thread (Intel PT through the kernel's perf
+ * intel_pt driver, Intel BTS through intel_bts, or an instrumented software ring), freezes the
+ * rings when the process crashes or an assertion fails, and writes a raw dump plus a decoded
+ * "last N branches" report next to the core file.  ptrec_snapshot() writes the same report for a
+ * live process.
+ *
+ * Conventions
+ * - Every function returning int returns 0 (or a non-negative count) on success and a negative
+ *   PTREC_E* code on failure; ptrec_strerror() names the code.
+ * - A call that is declared here but not implemented in this build returns -PTREC_ENOTIMPL.
+ * - Functions marked "async-signal-safe" may be called from a signal handler.
+ * - Unless stated, functions are thread-safe.
+ */
+#ifndef PTREC_H
+#define PTREC_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PTREC_API __attribute__((visibility("default")))
+#define PTREC_NORETURN __attribute__((noreturn))
+#define PTREC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PTREC_API
+#define PTREC_NORETURN
+#define PTREC_PRINTF(f, a)
+#endif
+
+/* ---- Version ---------------------------------------------------------------------------- */
+
+#define PTREC_VERSION_MAJOR 0
+#define PTREC_VERSION_MINOR 1
+#define PTREC_VERSION_PATCH 0
+
+/* Returns the library's version string, e.g. "0.1.0".  Never NULL. */
+PTREC_API const char *ptrec_version(void);
+
+/* ---- Errors ----------------------------------------------------------------------------- */
+
+/* Error codes.  Functions return their negation (-PTREC_EINVAL, ...). */
+enum ptrec_error {
+	PTREC_OK = 0,         /* success */
+	PTREC_EINVAL,         /* an argument or configuration value is invalid */
+	PTREC_ENOMEM,         /* out of memory, or the memory budget is exhausted */
+	PTREC_ENOTIMPL,       /* declared in the API but not implemented in this build */
+	PTREC_ENOSUPP,        /* the requested backend or feature is not available here */
+	PTREC_EPERM,          /* the kernel refused for lack of privilege (perf_event_paranoid, caps) */
+	PTREC_EBUSY,          /* the resource is in use (another PT user, a dump in progress) */
+	PTREC_EIO,            /* a read or write failed (errno is preserved) */
+	PTREC_EFORMAT,        /* input bytes are malformed (bad packet, bad ELF, bad dump) */
+	PTREC_ETRUNC,         /* input ends in the middle of an item */
+	PTREC_ESTATE,         /* wrong state: not initialized, already initialized, not attached */
+	PTREC_ERATE,          /* refused by the snapshot rate limit or file cap */
+	PTREC_ENOSYNC,        /* no synchronisation point (PSB) found in a trace */
+	PTREC_ENOMAP,         /* an address is not covered by the code image */
+	PTREC_EOVERFLOW,      /* an internal buffer overflowed or the hardware reported overflow */
+	PTREC_EEOS,           /* end of stream: nothing more to decode */
+	PTREC_ERROR_COUNT_    /* number of codes; not an error */
+};
+
+/* Returns a short English description of error code err (either sign).  Never NULL; unknown
+ * codes yield "unknown error".  Async-signal-safe. */
+PTREC_API const char *ptrec_strerror(int err);
+
+/* ---- Backends --------------------------------------------------------------------------- */
+
+/* Where branch history comes from. */
+enum ptrec_backend {
+	PTREC_BACKEND_AUTO = 0,      /* intel_pt, then intel_bts, then instrumented, else none */
+	PTREC_BACKEND_NONE,          /* no history: reports still carry registers and a backtrace */
+	PTREC_BACKEND_INTEL_PT,      /* Intel Processor Trace via the perf intel_pt PMU */
+	PTREC_BACKEND_INTEL_BTS,     /* Branch Trace Store via the perf intel_bts PMU */
+	PTREC_BACKEND_INSTRUMENTED,  /* -finstrument-functions / -fsanitize-coverage=trace-pc hooks */
+	PTREC_BACKEND_COUNT_         /* number of backends; not a backend */
+};
+
+/* Returns the backend's name as used by PTREC_BACKEND ("auto", "none", "intel_pt",
+ * "intel_bts", "instrumented"), or "unknown".  Never NULL. */
+PTREC_API const char *ptrec_backend_name(enum ptrec_backend backend);
+
+/* Parses a backend name as written by ptrec_backend_name().  Returns the backend (>= 0) or
+ * -PTREC_EINVAL. */
+PTREC_API int ptrec_backend_parse(const char *name);
+
+/* ---- Configuration ---------------------------------------------------------------------- */
+
+/* Flags for ptrec_config.flags. */
+#define PTREC_F_NO_SIGNALS    0x1u /* do not install crash handlers; the application calls
+                                      ptrec_crash_dump() from its own handlers */
+#define PTREC_F_NO_FORK_RINGS 0x2u /* fork children run untraced instead of getting fresh rings */
+#define PTREC_F_NO_REPORT     0x4u /* write the raw dump only; decode later with `ptrec report` */
+#define PTREC_F_NO_THREADS    0x8u /* do not attach threads created after init automatically */
+
+/* Recorder configuration.  Initialize with ptrec_config_init(), then change fields.
+ * Every field has an environment variable that ptrec_config_init() reads (with secure_getenv). */
+struct ptrec_config {
+	size_t struct_size;          /* sizeof(struct ptrec_config), set by ptrec_config_init */
+	enum ptrec_backend backend;  /* PTREC_BACKEND: which backend (default auto) */
+	size_t ring_size;            /* PTREC_RING_SIZE: bytes per thread ring, a power of two
+	                                multiple of 4 KiB, 4 KiB..128 MiB (default 64 KiB);
+	                                accepts K/M suffixes in the environment */
+	size_t memory_budget;        /* PTREC_MEMORY: total bytes for all rings (default 64 MiB);
+	                                threads beyond it get smaller rings, then run untraced */
+	const char *dump_dir;        /* PTREC_DIR: where files go when the core directory cannot
+	                                be used (default: the cwd, then /tmp) */
+	unsigned report_branches;    /* PTREC_BRANCHES: branches shown per thread (default 64) */
+	unsigned report_timeout_ms;  /* PTREC_REPORT_TIMEOUT_MS: bound on crash-time decoding
+	                                (default 10000); the raw dump is kept either way */
+	unsigned snapshot_interval_ms; /* PTREC_SNAPSHOT_INTERVAL_MS: minimum time between two
+	                                  snapshots (default 1000) */
+	unsigned snapshot_max_files; /* PTREC_SNAPSHOT_MAX: snapshots written per process
+	                                (default 16) */
+	const char *filter;          /* PTREC_FILTER: intel_pt address filter in perf syntax
+	                                (e.g. "filter * @ /usr/bin/server"); NULL = trace all */
+	unsigned flags;              /* PTREC_FLAGS: PTREC_F_* bits */
+};
+
+/* Fills cfg with defaults overridden by the PTREC_* environment variables.  Invalid environment
+ * values are ignored with the default kept.  Returns 0 or -PTREC_EINVAL if cfg is NULL. */
+PTREC_API int ptrec_config_init(struct ptrec_config *cfg);
+
+/* ---- Lifecycle -------------------------------------------------------------------------- */
+
+/* Starts the recorder: chooses the backend, attaches the calling thread, installs crash handlers
+ * (unless PTREC_F_NO_SIGNALS) and prepares every buffer the crash path needs.  cfg == NULL means
+ * ptrec_config_init() defaults.  A backend that cannot start never fails the application: the
+ * recorder falls back (auto) and keeps the reason, see ptrec_status().
+ * Returns 0, -PTREC_ESTATE if already initialized, -PTREC_EINVAL for a bad cfg, or
+ * -PTREC_ENOSUPP if an explicitly requested backend is unavailable. */
+PTREC_API int ptrec_init(const struct ptrec_config *cfg);
+
+/* Stops recording, detaches all threads, restores the previous signal handlers and frees all
+ * memory.  Returns 0 or -PTREC_ESTATE if not initialized. */
+PTREC_API int ptrec_shutdown(void);
+
+/* ---- Threads ---------------------------------------------------------------------------- */
+
+/* Attaches the calling thread: opens its ring and installs its sigaltstack.  Threads created
+ * with pthread_create after ptrec_init are attached automatically; threads that existed before
+ * call this.  Returns 0 (also when already attached, or when the thread runs untraced because
+ * the budget is exhausted), or -PTREC_ESTATE if the recorder is not initialized. */
+PTREC_API int ptrec_thread_attach(void);
+
+/* Detaches the calling thread and frees its ring.  Called automatically at thread exit.
+ * Returns 0 or -PTREC_ESTATE if the thread is not attached. */
+PTREC_API int ptrec_thread_detach(void);
+
+/* ---- Snapshots -------------------------------------------------------------------------- */
+
+/* Freezes all rings, copies them, re-enables recording and writes a dump plus a report, while
+ * the process keeps running.  reason (may be NULL) is stored in the report.  Other threads are
+ * stalled only while their ring is copied.  If path is not NULL, the report's path is stored
+ * there (NUL-terminated, truncated to pathlen).
+ * Returns 0, -PTREC_ERATE when the rate limit or file cap refuses, -PTREC_ESTATE if not
+ * initialized, -PTREC_EIO if no file could be written. */
+PTREC_API int ptrec_snapshot_path(const char *reason, char *path, size_t pathlen);
+
+/* ptrec_snapshot_path(reason, NULL, 0). */
+PTREC_API int ptrec_snapshot(const char *reason);
+
+/* ---- Crashes ---------------------------------------------------------------------------- */
+
+/* Crash-dump entry point for applications that own their signal handlers (PTREC_F_NO_SIGNALS):
+ * call it first thing from a SA_SIGINFO handler with the handler's arguments.  Freezes all
+ * rings, writes the dump and the report (bounded by report_timeout_ms) and returns; the caller
+ * then decides how to die.  Only one dump is written per process crash: later calls return
+ * -PTREC_EBUSY.  Async-signal-safe.  Returns 0, -PTREC_EBUSY, -PTREC_ESTATE, or -PTREC_EIO. */
+PTREC_API int ptrec_crash_dump(int signo, siginfo_t *info, void *ucontext);
+
+/* Called by PTREC_ASSERT on failure: freezes, dumps, reports (with the expression, location and
+ * formatted message), then calls abort().  fmt may be NULL. */
+PTREC_API PTREC_NORETURN void ptrec_assert_fail(const char *expr, const char *file, int line,
+                                                const char *func, const char *fmt, ...)
+	PTREC_PRINTF(5, 6);
+
+/* Checks expr; when false, records a crash dump and report, then aborts. */
+#define PTREC_ASSERT(expr) \
+	((expr) ? (void)0 : ptrec_assert_fail(#expr, __FILE__, __LINE__, __func__, NULL))
+
+/* Like PTREC_ASSERT, with a printf-style message stored in the report. */
+#define PTREC_ASSERT_MSG(expr, ...) \
+	((expr) ? (void)0 : ptrec_assert_fail(#expr, __FILE__, __LINE__, __func__, __VA_ARGS__))
+
+/* ---- Status ----------------------------------------------------------------------------- */
+
+#define PTREC_REASON_MAX 192
+
+/* What the recorder is doing and why.  Filled by ptrec_status(). */
+struct ptrec_status {
+	size_t struct_size;               /* set by the caller to sizeof(struct ptrec_status) */
+	int initialized;                  /* 1 between ptrec_init and ptrec_shutdown */
+	enum ptrec_backend backend;       /* backend in use (NONE if none could start) */
+	size_t ring_size;                 /* configured bytes per thread ring */
+	size_t memory_used;               /* bytes of rings currently allocated */
+	unsigned threads_attached;        /* threads with a ring */
+	unsigned threads_untraced;        /* attached threads running without a ring */
+	unsigned snapshots_written;       /* snapshots written so far */
+	char reason[PTREC_BACKEND_COUNT_][PTREC_REASON_MAX];
+	/* per backend: why it was rejected or failed ("" if it was not tried or works) */
+	char last_report[4096];           /* path of the last report written, or "" */
+};
+
+/* Fills st (st->struct_size must be set).  Works before init (initialized = 0).
+ * Returns 0 or -PTREC_EINVAL. */
+PTREC_API int ptrec_status(struct ptrec_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PTREC_H */

@@ -1,0 +1,13 @@
+/* cmd_report.c — `ptrec report`.  Placeholder until its issue lands: says so and fails. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "tool.h"
+
+int cmd_report(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "ptrec: %s: not implemented in this build\n", argv[0]);
+	return TOOL_EXIT_USAGE;
+}

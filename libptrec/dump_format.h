@@ -1,0 +1,129 @@
+/* dump_format.h — the on-disk layout of a ptrec dump (.ptrec file).  doc/dump-format.md is the
+ * prose version of this header; the writer (dump_write.c, crash-time) and the reader
+ * (dump_read.c) both follow it.  All integers are little-endian (x86-64 native). */
+#ifndef PTREC_DUMP_FORMAT_H
+#define PTREC_DUMP_FORMAT_H
+
+#include <stdint.h>
+
+#define PTREC_DUMP_MAGIC "PTRECDMP"  /* 8 bytes, no NUL */
+#define PTREC_DUMP_VERSION 1u
+
+/* File header, at offset 0. */
+struct ptrec_dump_header {
+	char magic[8];        /* PTREC_DUMP_MAGIC */
+	uint32_t version;     /* PTREC_DUMP_VERSION */
+	uint32_t header_size; /* sizeof(struct ptrec_dump_header); records start here */
+	uint64_t flags;       /* reserved, zero */
+};
+
+/* Every record: this header, `size` payload bytes, then zero padding to a multiple of 8.
+ * Readers skip record types they do not know. */
+struct ptrec_dump_record {
+	uint32_t type;     /* enum ptrec_dump_record_type */
+	uint32_t reserved; /* zero */
+	uint64_t size;     /* payload bytes (without padding) */
+};
+
+enum ptrec_dump_record_type {
+	PTREC_REC_PROCESS = 1, /* struct ptrec_dump_process; exactly one, first */
+	PTREC_REC_REGS = 2,    /* struct ptrec_dump_regs: the crashing thread's registers */
+	PTREC_REC_THREAD = 3,  /* struct ptrec_dump_thread + ring bytes; one per thread */
+	PTREC_REC_MAPS = 4,    /* text of /proc/self/maps at dump time */
+	PTREC_REC_BUILDID = 5, /* struct ptrec_dump_buildid + id bytes + path */
+	PTREC_REC_MEMORY = 6,  /* struct ptrec_dump_memory + bytes (JIT code, vDSO, stack) */
+	PTREC_REC_END = 0xffff /* no payload; a dump without it was cut short */
+};
+
+/* Why the dump was written. */
+enum ptrec_dump_event {
+	PTREC_EVENT_CRASH = 1,    /* fatal signal */
+	PTREC_EVENT_ASSERT = 2,   /* PTREC_ASSERT failure (then abort) */
+	PTREC_EVENT_SNAPSHOT = 3, /* ptrec_snapshot(); the process went on */
+};
+
+struct ptrec_dump_process {
+	uint32_t pid;          /* process id */
+	uint32_t tid;          /* thread that crashed / asserted / took the snapshot */
+	uint32_t event;        /* enum ptrec_dump_event */
+	int32_t signo;         /* signal number (0 for snapshots) */
+	int32_t si_code;       /* siginfo si_code */
+	int32_t si_errno;      /* siginfo si_errno */
+	uint64_t fault_addr;   /* siginfo si_addr for SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGTRAP */
+	int64_t time_sec;      /* CLOCK_REALTIME at dump time */
+	int64_t time_nsec;
+	uint32_t backend;      /* enum ptrec_backend in use */
+	uint32_t cpu_family;   /* CPUID display family (for PT errata) */
+	uint32_t cpu_model;    /* CPUID display model */
+	uint32_t cpu_stepping; /* CPUID stepping */
+	uint32_t nthreads;     /* number of THREAD records that follow */
+	uint32_t reserved;
+	char comm[16];         /* /proc/self/comm, NUL-terminated */
+	char exe[256];         /* /proc/self/exe target, NUL-terminated, may be truncated */
+	char reason[512];      /* snapshot reason or assertion text, NUL-terminated */
+};
+
+/* x86-64 general registers, in the order of Linux ucontext gregs (REG_R8 .. REG_CR2). */
+enum ptrec_dump_reg {
+	PTREC_REG_R8, PTREC_REG_R9, PTREC_REG_R10, PTREC_REG_R11, PTREC_REG_R12, PTREC_REG_R13,
+	PTREC_REG_R14, PTREC_REG_R15, PTREC_REG_RDI, PTREC_REG_RSI, PTREC_REG_RBP, PTREC_REG_RBX,
+	PTREC_REG_RDX, PTREC_REG_RAX, PTREC_REG_RCX, PTREC_REG_RSP, PTREC_REG_RIP, PTREC_REG_EFL,
+	PTREC_REG_CSGSFS, PTREC_REG_ERR, PTREC_REG_TRAPNO, PTREC_REG_OLDMASK, PTREC_REG_CR2,
+	PTREC_REG_COUNT
+};
+
+struct ptrec_dump_regs {
+	uint32_t tid;                  /* thread the registers belong to */
+	uint32_t count;                /* PTREC_REG_COUNT */
+	uint64_t gregs[PTREC_REG_COUNT]; /* values, indexed by enum ptrec_dump_reg */
+};
+
+/* Thread flags. */
+#define PTREC_THREAD_CRASHED 0x1u /* this thread raised the signal / assertion / snapshot */
+#define PTREC_THREAD_WRAPPED 0x2u /* the ring wrapped: its oldest bytes were overwritten */
+#define PTREC_THREAD_FROZEN  0x4u /* the ring was frozen before it was copied */
+#define PTREC_THREAD_UNTRACED 0x8u /* the thread had no ring (budget or kernel refusal) */
+
+struct ptrec_dump_thread {
+	uint32_t tid;          /* thread id */
+	uint32_t backend;      /* enum ptrec_backend that filled the ring */
+	uint32_t flags;        /* PTREC_THREAD_* */
+	uint32_t reserved;
+	char name[16];         /* thread name (/proc/self/task/TID/comm), NUL-terminated */
+	uint64_t ring_size;    /* size of the ring in bytes */
+	uint64_t head;         /* total bytes ever written to the ring (aux_head / soft head) */
+	uint64_t data_size;    /* ring bytes that follow, oldest first (<= ring_size) */
+	uint64_t pt_config;    /* intel_pt: perf_event_attr.config (RTIT_CTL-like bits) */
+	uint64_t pt_config1;   /* intel_pt: config1 */
+	uint64_t pt_config2;   /* intel_pt: config2 */
+	uint32_t mtc_period;   /* intel_pt: MTC period exponent from config */
+	uint32_t tsc_ratio_n;  /* CPUID 15H EBX (TSC/core crystal ratio numerator), 0 = unknown */
+	uint32_t tsc_ratio_d;  /* CPUID 15H EAX (denominator), 0 = unknown */
+	uint32_t nom_freq;     /* intel_pt caps/max_nonturbo_ratio, 0 = unknown */
+	uint64_t time_zero;    /* perf_event_mmap_page time_zero (TSC -> perf time), 0 = unknown */
+	uint32_t time_shift;   /* perf_event_mmap_page time_shift */
+	uint32_t time_mult;    /* perf_event_mmap_page time_mult */
+	uint64_t stack_pointer; /* sp at freeze time if known (crashing thread), else 0 */
+};
+
+/* Memory kinds for PTREC_REC_MEMORY. */
+enum ptrec_dump_memory_kind {
+	PTREC_MEM_CODE = 1,  /* anonymous executable mapping (JIT) */
+	PTREC_MEM_VDSO = 2,  /* the vDSO image */
+	PTREC_MEM_STACK = 3, /* stack bytes from SP upwards of the crashing thread */
+};
+
+struct ptrec_dump_memory {
+	uint64_t vaddr;    /* address of the first byte */
+	uint32_t kind;     /* enum ptrec_dump_memory_kind */
+	uint32_t tid;      /* owning thread for STACK, else 0 */
+	uint64_t size;     /* bytes that follow */
+};
+
+struct ptrec_dump_buildid {
+	uint64_t start;    /* start address of the mapping (lowest, offset 0) */
+	uint32_t id_len;   /* bytes of build-id that follow */
+	uint32_t path_len; /* bytes of path that follow the id (no NUL) */
+};
+
+#endif

@@ -1,0 +1,38 @@
+/* tool.h — the ptrec command-line tool: one function per subcommand, plus shared helpers.
+ * Each cmd_* takes the arguments after the subcommand name (argv[0] is the subcommand) and
+ * returns the process exit status. */
+#ifndef PTREC_TOOL_H
+#define PTREC_TOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int cmd_info(int argc, char **argv);    /* cmd_info.c: capability report */
+int cmd_packets(int argc, char **argv); /* cmd_packets.c: PT packet dump */
+int cmd_decode(int argc, char **argv);  /* cmd_decode.c: PT instruction/branch decode */
+int cmd_report(int argc, char **argv);  /* cmd_report.c: report from a dump */
+
+/* Exit statuses shared by all subcommands. */
+#define TOOL_EXIT_OK 0     /* success */
+#define TOOL_EXIT_GAPS 1   /* decoded, but with gaps/errors recorded in the output */
+#define TOOL_EXIT_USAGE 2  /* bad command line */
+#define TOOL_EXIT_INPUT 3  /* input file unreadable or malformed */
+
+/* Prints "ptrec: FILE: offset 0xOFF: MESSAGE\n" to stderr (offset omitted when < 0, file when
+ * NULL). */
+void tool_error(const char *file, long long offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A whole input file, read into memory. */
+struct tool_file {
+	const char *path;     /* as given */
+	unsigned char *data;  /* contents (malloc'd; NULL for an empty file) */
+	size_t size;          /* bytes */
+};
+
+/* Reads path fully.  On failure prints a tool_error naming the file and the cause and returns
+ * -1; else 0.  Release with tool_file_free. */
+int tool_file_read(const char *path, struct tool_file *f);
+void tool_file_free(struct tool_file *f);
+
+#endif
