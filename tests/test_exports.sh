@@ -1,0 +1,25 @@
+#!/bin/sh
+# The shared library exports exactly the public API: every function declared PTREC_API in
+# include/ptrec.h, the instrumentation hooks, and nothing else.
+set -u
+so="$top_builddir/libptrec/.libs/libptrec.so"
+[ -f "$so" ] || { echo "SKIP: no shared library built ($so)"; exit 77; }
+[ -n "${NM:-}" ] || { echo "SKIP: nm not found by configure"; exit 77; }
+
+exported=$($NM -D --defined-only "$so" | awk '$2 ~ /^[TWDBR]$/ {print $3}' | sort)
+declared=$(sed -n 's/^PTREC_API[^(]*[ *]\(ptrec_[a-z_]*\)(.*/\1/p' "$top_srcdir/include/ptrec.h" | sort)
+
+status=0
+[ -n "$declared" ] || { echo "FAIL: found no PTREC_API declarations in ptrec.h"; exit 1; }
+for f in $declared; do
+	echo "$exported" | grep -qx "$f" || { echo "FAIL: $f is declared but not exported"; status=1; }
+done
+for s in $exported; do
+	case "$s" in
+	ptrec_*) echo "$declared" | grep -qx "$s" || { echo "FAIL: $s is exported but not declared in ptrec.h"; status=1; } ;;
+	__cyg_profile_func_enter|__cyg_profile_func_exit|__sanitizer_cov_trace_pc) ;;
+	*) echo "FAIL: unexpected export $s"; status=1 ;;
+	esac
+done
+echo "$(echo "$declared" | wc -w) declared functions, $(echo "$exported" | wc -w) exported symbols"
+exit $status
