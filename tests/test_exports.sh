@@ -6,7 +6,7 @@ so="$top_builddir/libptrec/.libs/libptrec.so"
 [ -f "$so" ] || { echo "SKIP: no shared library built ($so)"; exit 77; }
 [ -n "${NM:-}" ] || { echo "SKIP: nm not found by configure"; exit 77; }
 
-exported=$($NM -D --defined-only "$so" | awk '$2 ~ /^[TWDBR]$/ {print $3}' | sort)
+exported=$("$NM" -D --defined-only "$so" | awk '$2 ~ /^[TWDBR]$/ {print $3}' | sort)
 declared=$(sed -n 's/^PTREC_API[^(]*[ *]\(ptrec_[a-z_]*\)(.*/\1/p' "$top_srcdir/include/ptrec.h" | sort)
 
 status=0
