@@ -67,13 +67,18 @@ struct pt_packet {
 	                       TNT: the bits, bit (tnt_count-1) = oldest branch, bit 0 = newest,
 	                       1 = taken; TSC: 56-bit TSC; MTC: CTC byte; CBR: ratio; CYC: cycles;
 	                       PIP: CR3 bits (payload << 5 aligned as CR3) ; VMCS: pointer;
-	                       TMA: CTC (16 bits); PTW/EVD/BIP/MNT: payload; TRIG: bits */
+	                       TMA: CTC (16 bits); PTW/EVD/BIP/MNT: payload; TRIG: bits
+	                       (PIP: the CR3 value itself, bits 51:5 in place, low 5 bits 0;
+	                       VMCS: the pointer itself, bits 51:12 in place; TRIG: TRBV;
+	                       CFE: vector; MWAIT/PWRE/PWRX: the raw payload bytes) */
 	uint64_t payload2;  /* TMA: FastCounter (9 bits); PIP: NR bit; MWAIT: extensions;
 	                       PWRX: last/deepest core C-state and wake reason */
 };
 
 /* Decodes the packet at buf[0..len).  *ctx is the block context, read for BIP and updated by
  * BBP (enter) and BEP (leave); it may be NULL (then PT_CTX_NONE, not updated).
+ * (Also left by PSB, OVF and every other packet that cannot occur inside a block; kept by PAD,
+ * BIP, FUP and the timing/power packets TSC, TMA, MTC, CYC, CBR, MNT, EXSTOP, PWRE, PWRX.)
  * Returns the packet size (> 0), -PTREC_ETRUNC if buf ends inside the packet, or
  * -PTREC_EFORMAT if the bytes are not a valid packet. */
 int pt_packet_decode(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
