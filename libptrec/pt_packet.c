@@ -51,8 +51,10 @@ static inline unsigned top_bit(uint64_t v)
 /* Packet bytes by IPBytes for TIP/TIP.PGE/TIP.PGD/FUP: header + 0/2/4/6/6/-/8/- bytes. */
 static const int8_t ip_packet_size[8] = {1, 3, 5, 7, 7, -1, 9, -1};
 
-/* Decodes an IP packet (header low 5 bits already matched). */
-static int decode_ip(const uint8_t *buf, size_t len, uint8_t type, struct pt_packet *pkt)
+/* Decodes an IP packet (header low 5 bits already matched); a decoded packet ends the block
+ * context when ctx is given. */
+static int decode_ip(const uint8_t *buf, size_t len, uint8_t type, enum pt_packet_ctx *ctx,
+                     struct pt_packet *pkt)
 {
 	unsigned ipbytes = buf[0] >> 5;
 	int size = ip_packet_size[ipbytes];
@@ -65,6 +67,8 @@ static int decode_ip(const uint8_t *buf, size_t len, uint8_t type, struct pt_pac
 	pkt->size = (uint8_t)size;
 	pkt->ipbytes = (uint8_t)ipbytes;
 	pkt->payload = le_bytes(buf + 1, (unsigned)size - 1, len - 1);
+	if (ctx)
+		*ctx = PT_CTX_NONE;
 	return size;
 }
 
@@ -298,19 +302,13 @@ int pt_packet_decode(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
 
 	switch (b & 0x1f) {
 	case 0x0d:
-		if (ctx)
-			*ctx = PT_CTX_NONE;
-		return decode_ip(buf, len, PT_PKT_TIP, pkt);
+		return decode_ip(buf, len, PT_PKT_TIP, ctx, pkt);
 	case 0x11:
-		if (ctx)
-			*ctx = PT_CTX_NONE;
-		return decode_ip(buf, len, PT_PKT_TIP_PGE, pkt);
+		return decode_ip(buf, len, PT_PKT_TIP_PGE, ctx, pkt);
 	case 0x01:
-		if (ctx)
-			*ctx = PT_CTX_NONE;
-		return decode_ip(buf, len, PT_PKT_TIP_PGD, pkt);
+		return decode_ip(buf, len, PT_PKT_TIP_PGD, ctx, pkt);
 	case 0x1d: /* FUP keeps the block context (a FUP may bind to a block's instruction) */
-		return decode_ip(buf, len, PT_PKT_FUP, pkt);
+		return decode_ip(buf, len, PT_PKT_FUP, NULL, pkt);
 	case 0x19:
 		break;
 	default:

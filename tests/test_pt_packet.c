@@ -55,6 +55,8 @@ static const struct tcase cases[] = {
 	 PT_PKT_TIP_PGE, 6, 0, 0, 0, 0x1122334455667788, 0, "tip.pge", "6: 0x1122334455667788"},
 	{"TIP.PGD ipbytes 1", 3, {0x21, 0x34, 0x12}, N, N, PT_PKT_TIP_PGD, 1, 0, 0, 0, 0x1234, 0,
 	 "tip.pgd", "1: 0x1234"},
+	{"TIP ends a block", 3, {0x2d, 0x34, 0x12}, B4, N, PT_PKT_TIP, 1, 0, 0, 0, 0x1234, 0, "tip",
+	 "1: 0x1234"},
 	{"TIP.PGD suppressed", 1, {0x01}, N, N, PT_PKT_TIP_PGD, 0, 0, 0, 0, 0, 0, "tip.pgd",
 	 "0: suppressed"},
 	{"FUP ipbytes 2", 5, {0x5d, 0xef, 0xbe, 0xad, 0xde}, N, N, PT_PKT_FUP, 2, 0, 0, 0,
