@@ -91,6 +91,8 @@ void ptrec_cpuid_decode(const struct ptrec_cpuid_raw *raw, struct ptrec_cpu_info
 		ptrec_cpuid_fms_from_eax(raw->leaf1.eax, &info->family, &info->model,
 		                         &info->stepping);
 		info->hypervisor = bit(raw->leaf1.ecx, 31);
+		info->ds = bit(raw->leaf1.edx, 21);
+		info->dtes64 = bit(raw->leaf1.ecx, 2);
 		info->pt_lbr_exclusive = (uint8_t)(info->is_intel &&
 		                                   pt_lbr_exclusive(info->family, info->model));
 	}

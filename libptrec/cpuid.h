@@ -52,6 +52,9 @@ struct ptrec_cpu_info {
 	char hv_vendor[13];       /* leaf 40000000H EBX,ECX,EDX when hypervisor ("KVMKVMKVM"),
 	                             else "" */
 	uint8_t is_intel;         /* vendor is GenuineIntel */
+	uint8_t ds;               /* leaf 01H EDX[21]: Debug Store (BTS and PEBS buffers) */
+	uint8_t dtes64;           /* leaf 01H ECX[2]: 64-bit DS area layout (the kernel's
+	                             intel_bts driver requires it) */
 
 	uint8_t pt;               /* CPUID.(EAX=07H,ECX=0):EBX[25]: Intel PT supported */
 	uint8_t pt_lbr_exclusive; /* DisplayFamily_DisplayModel is 06_3DH, 06_47H, 06_4EH,

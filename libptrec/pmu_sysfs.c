@@ -370,7 +370,178 @@ int ptrec_sys_read(const char *root, struct ptrec_sys *sys)
 		sys->cap_perfmon = (int)((sys->cap_eff >> 38) & 1);
 	}
 
+	sys->pti = -1;
+	if (!path_fmt(path, sizeof(path), "%s/sys/devices/system/cpu/vulnerabilities/meltdown",
+	              r) && read_text(path, text, sizeof(text)) >= 0)
+		sys->pti = strstr(text, "PTI") != NULL;
+
 	sys->memlock_cur = rlim_bytes(RLIMIT_MEMLOCK);
 	sys->core_cur = rlim_bytes(RLIMIT_CORE);
 	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+int ptrec_mlock_budget(const struct ptrec_sys *sys, size_t ring_size,
+                       struct ptrec_mlock_budget *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->ring_size = ring_size;
+	b->per_thread_bytes = (uint64_t)ring_size + (1 + PTREC_PERF_DATA_PAGES) * PTREC_PAGE_SIZE;
+	b->rlimit_bytes = sys->memlock_cur;
+	if ((sys->paranoid_valid && sys->paranoid <= -1) || sys->cap_ipc_lock ||
+	    sys->memlock_cur == PTREC_RLIM_UNLIMITED) {
+		b->unlimited = 1;
+		b->total_bytes = UINT64_MAX;
+		b->threads = UINT64_MAX;
+		if (sys->mlock_kb_valid && sys->online_cpus)
+			b->user_bytes = (uint64_t)sys->mlock_kb * 1024u * sys->online_cpus;
+		return 0;
+	}
+	if (!sys->mlock_kb_valid || !sys->online_cpus)
+		return -PTREC_EINVAL;
+	/* The kernel counts whole pages: perf_event_mlock_kb >> (PAGE_SHIFT - 10). */
+	uint64_t user_pages = (uint64_t)sys->mlock_kb / (PTREC_PAGE_SIZE / 1024u);
+	b->user_bytes = user_pages * PTREC_PAGE_SIZE * sys->online_cpus;
+	b->total_bytes = sat_add(b->user_bytes, b->rlimit_bytes & ~(uint64_t)(PTREC_PAGE_SIZE - 1));
+	b->threads = b->total_bytes / b->per_thread_bytes;
+	return 0;
+}
+
+int ptrec_paranoid_allows(const struct ptrec_sys *sys)
+{
+	if (sys->cap_perfmon || sys->cap_sys_admin)
+		return 1;
+	return sys->paranoid_valid && sys->paranoid <= 2;
+}
+
+const char *ptrec_paranoid_meaning(int level)
+{
+	if (level <= -1)
+		return "no restrictions: any event, any CPU, kernel and user; the perf mlock "
+		       "limit is not enforced";
+	switch (level) {
+	case 0:
+		return "per-thread and system-wide events, kernel and user (raw tracepoint "
+		       "samples excluded)";
+	case 1:
+		return "per-thread events of one's own processes, kernel and user; no "
+		       "system-wide (per-CPU) events";
+	case 2:
+		return "per-thread events of one's own processes, user space only "
+		       "(exclude_kernel); enough for ptrec, which traces user space only";
+	default:
+		return "perf_event_open is refused to unprivileged processes (a Debian/Ubuntu "
+		       "kernel patch); needs CAP_PERFMON or CAP_SYS_ADMIN, or a level <= 2";
+	}
+}
+
+/* Appends text to reason (truncating). */
+static void add(char *reason, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void add(char *reason, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(reason, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Checks common to both perf backends once the PMU exists. */
+static int access_verdict(const struct ptrec_pmu *pmu, const struct ptrec_sys *sys,
+                          char *reason, size_t len)
+{
+	struct ptrec_mlock_budget b;
+
+	if (pmu->type < 0) {
+		add(reason, len, "%s PMU has no readable `type` file", pmu->name);
+		return -PTREC_ENOSUPP;
+	}
+	if (!sys->paranoid_valid && !sys->cap_perfmon && !sys->cap_sys_admin) {
+		add(reason, len, "perf_event_paranoid is unreadable: kernel without perf events?");
+		return -PTREC_ENOSUPP;
+	}
+	if (!ptrec_paranoid_allows(sys)) {
+		add(reason, len, "perf_event_paranoid is %d (> 2): %s", sys->paranoid,
+		    ptrec_paranoid_meaning(sys->paranoid));
+		return -PTREC_EPERM;
+	}
+	if (ptrec_mlock_budget(sys, PTREC_PAGE_SIZE, &b) == 0 && !b.unlimited && b.threads < 1) {
+		add(reason, len, "mlock budget of %llu bytes (perf_event_mlock_kb %ld x %u CPUs "
+		    "+ RLIMIT_MEMLOCK %llu) is below one 4 KiB ring",
+		    (unsigned long long)b.total_bytes, sys->mlock_kb, sys->online_cpus,
+		    (unsigned long long)b.rlimit_bytes);
+		return -PTREC_ENOMEM;
+	}
+	return 0;
+}
+
+static void cpu_words(const struct ptrec_cpu_info *cpu, char *reason, size_t len)
+{
+	add(reason, len, "vendor %s, family %02XH model %02XH", cpu->vendor[0] ? cpu->vendor : "?",
+	    cpu->family, cpu->model);
+	if (cpu->hypervisor)
+		add(reason, len, ", a guest (CPUID.01H:ECX[31]=1%s%s%s)",
+		    cpu->hv_vendor[0] ? ", hypervisor \"" : "", cpu->hv_vendor,
+		    cpu->hv_vendor[0] ? "\"" : "");
+}
+
+int ptrec_pt_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *pmu,
+                     const struct ptrec_sys *sys, char *reason, size_t len)
+{
+	if (len)
+		reason[0] = '\0';
+	if (!pmu->present) {
+		add(reason, len, "no intel_pt PMU in sysfs, ");
+		if (!cpu->pt) {
+			add(reason, len, "because the CPU does not enumerate Intel PT "
+			    "(CPUID.(EAX=07H,ECX=0):EBX[25]=0; ");
+			cpu_words(cpu, reason, len);
+			if (!cpu->is_intel)
+				add(reason, len, "; Intel PT is an Intel feature");
+			else if (cpu->hypervisor)
+				add(reason, len, "; the hypervisor does not pass PT through");
+			add(reason, len, ")");
+		} else {
+			add(reason, len, "although the CPU enumerates Intel PT: the kernel lacks "
+			    "CONFIG_PERF_EVENTS_INTEL_PT or its driver did not start (see dmesg)");
+		}
+		return -PTREC_ENOSUPP;
+	}
+	return access_verdict(pmu, sys, reason, len);
+}
+
+int ptrec_bts_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *pmu,
+                      const struct ptrec_sys *sys, char *reason, size_t len)
+{
+	if (len)
+		reason[0] = '\0';
+	if (!pmu->present) {
+		add(reason, len, "no intel_bts PMU in sysfs, ");
+		if (!cpu->is_intel) {
+			add(reason, len, "because BTS is an Intel feature (");
+			cpu_words(cpu, reason, len);
+			add(reason, len, ")");
+		} else if (!cpu->dtes64 || !cpu->ds) {
+			add(reason, len, "because the CPU does not enumerate a 64-bit Debug Store "
+			    "(CPUID.01H:EDX[21] DS=%u, ECX[2] DTES64=%u; ", cpu->ds, cpu->dtes64);
+			cpu_words(cpu, reason, len);
+			add(reason, len, ")");
+		} else if (sys->pti == 1) {
+			add(reason, len, "because the kernel does not register intel_bts while "
+			    "page-table isolation (PTI, the Meltdown mitigation) is on");
+		} else {
+			add(reason, len, "although the CPU has a 64-bit Debug Store: the kernel "
+			    "has no BTS support for this model (x86_pmu.bts), or it is disabled");
+		}
+		return -PTREC_ENOSUPP;
+	}
+	return access_verdict(pmu, sys, reason, len);
 }

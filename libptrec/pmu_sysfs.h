@@ -5,7 +5,7 @@
  * `ptrec info --root DIR` can point it at a tree built to order:
  *   ROOT/sys/bus/event_source/devices/{intel_pt,intel_bts}/{type, caps/NAME, format/NAME}
  *   ROOT/proc/sys/kernel/{perf_event_paranoid,perf_event_mlock_kb,core_pattern,core_uses_pid}
- *   ROOT/sys/devices/system/cpu/online
+ *   ROOT/sys/devices/system/cpu/online, ROOT/sys/devices/system/cpu/vulnerabilities/meltdown
  *   ROOT/proc/self/status (CapEff)
  * RLIMIT_MEMLOCK and RLIMIT_CORE are the calling process's (getrlimit).
  * Not async-signal-safe (opendir, qsort); runs at init and in the tool. */
@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cpuid.h"
 
 #define PTREC_PMU_MAX_ATTRS 48  /* caps/ or format/ entries kept per PMU */
 #define PTREC_PMU_NAME_MAX 48   /* attribute name bytes, with NUL */
@@ -68,6 +70,8 @@ struct ptrec_sys {
 	int cap_ipc_lock;        /* CAP_IPC_LOCK (14) in CapEff: mlock limits do not apply */
 	int cap_sys_admin;       /* CAP_SYS_ADMIN (21): perf_event_paranoid does not apply */
 	int cap_perfmon;         /* CAP_PERFMON (38): perf_event_paranoid does not apply */
+	int pti;                 /* 1 if the meltdown file says "PTI" (the kernel then refuses
+	                            to register intel_bts), 0 if not, -1 if unknown */
 };
 
 #define PTREC_RLIM_UNLIMITED UINT64_MAX
@@ -93,5 +97,45 @@ int ptrec_sys_read(const char *root, struct ptrec_sys *sys);
 /* Parses a CPU list as in sys/devices/system/cpu/online ("0-3,6,8-9\n").  Returns the number
  * of CPUs, or -PTREC_EFORMAT. */
 int ptrec_cpulist_count(const char *text);
+
+/* Perf data pages a backend maps per thread besides the user page and the AUX ring. */
+#define PTREC_PERF_DATA_PAGES 1u
+#define PTREC_PAGE_SIZE 4096u
+
+/* How much ring memory the kernel lets one process pin for perf AUX rings.  The kernel
+ * (perf_mmap) charges pages first to the user's allowance of perf_event_mlock_kb x online
+ * CPUs, then to the process's RLIMIT_MEMLOCK; neither applies with CAP_IPC_LOCK or
+ * perf_event_paranoid = -1. */
+struct ptrec_mlock_budget {
+	int unlimited;             /* no perf mlock limit applies */
+	uint64_t user_bytes;       /* perf_event_mlock_kb x 1 KiB x online CPUs (per user) */
+	uint64_t rlimit_bytes;     /* RLIMIT_MEMLOCK (per process; PTREC_RLIM_UNLIMITED) */
+	uint64_t total_bytes;      /* user_bytes + rlimit_bytes (saturating) */
+	uint64_t ring_size;        /* the ring size asked about */
+	uint64_t per_thread_bytes; /* ring + user page + PTREC_PERF_DATA_PAGES pages */
+	uint64_t threads;          /* threads that fit (UINT64_MAX when unlimited) */
+};
+
+/* Computes the budget for rings of ring_size bytes.  Returns 0, or -PTREC_EINVAL if
+ * perf_event_mlock_kb or the online CPU count is unknown while a limit would apply (b then
+ * holds what is known). */
+int ptrec_mlock_budget(const struct ptrec_sys *sys, size_t ring_size,
+                       struct ptrec_mlock_budget *b);
+
+/* 1 if a process with these credentials may perf_event_open a user-only per-thread event
+ * (perf_event_paranoid <= 2, or CAP_PERFMON / CAP_SYS_ADMIN), else 0. */
+int ptrec_paranoid_allows(const struct ptrec_sys *sys);
+
+/* What perf_event_paranoid level means for an unprivileged process.  Never NULL. */
+const char *ptrec_paranoid_meaning(int level);
+
+/* Whether the intel_pt (or intel_bts) backend can work, judged from the facts alone (no
+ * perf_event_open).  Returns 0 if nothing speaks against it, else a negative code with the
+ * concrete cause in reason: -PTREC_ENOSUPP (PMU absent; the CPUID facts say why),
+ * -PTREC_EPERM (perf_event_paranoid), -PTREC_ENOMEM (mlock budget below one 4 KiB ring). */
+int ptrec_pt_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *pmu,
+                     const struct ptrec_sys *sys, char *reason, size_t len);
+int ptrec_bts_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *pmu,
+                      const struct ptrec_sys *sys, char *reason, size_t len);
 
 #endif

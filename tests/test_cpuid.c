@@ -40,6 +40,8 @@ static void test_skylake_client(void)
 	CHECK_EQ_U64(ci.model, 0x5e);
 	CHECK_EQ_U64(ci.stepping, 3);
 	CHECK_EQ_U64(ci.hypervisor, 0);         /* ECX 0x7ffafbbf: bit 31 clear */
+	CHECK_EQ_U64(ci.dtes64, 1);             /* ECX 0x7ffafbbf: bit 2 (0x4) set */
+	CHECK_EQ_U64(ci.ds, 1);                 /* EDX 0xbfebfbff: bit 21 (0x200000) set */
 	CHECK_STR(ci.hv_vendor, "");
 	CHECK_EQ_U64(ci.pt, 1);                 /* EBX 0x029c6fbb: bit 25 (0x02000000) set */
 	CHECK_EQ_U64(ci.pt_lbr_exclusive, 1);   /* 06_5EH is on the SDM's list */
@@ -218,6 +220,8 @@ static void test_guest_without_pt(void)
 	ptrec_cpuid_decode(&raw, &ci);
 	CHECK_EQ_U64(ci.hypervisor, 1);
 	CHECK_STR(ci.hv_vendor, "KVMKVMKVM");
+	CHECK_EQ_U64(ci.ds, 0);                 /* EDX = 0 */
+	CHECK_EQ_U64(ci.dtes64, 0);             /* ECX = 0x80000000 */
 	CHECK_EQ_U64(ci.pt, 0);
 	CHECK_EQ_U64(ci.pt_leaf_valid, 0);
 	CHECK_EQ_U64(ci.topa_output, 0);

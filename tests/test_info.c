@@ -1,0 +1,424 @@
+/* test_info.c — `ptrec info`: the JSON report over fake sysfs/procfs trees (every field the
+ * test checks is worked out here from the tree it built), and the plain report on this
+ * machine (exit 0, a verdict line, and the truth about PT on this CPU). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "fake_sysfs.h"
+
+/* ---- a tiny JSON reader: validates the document and finds values by dotted path ---------- */
+
+static const char *ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* Returns the end of the value starting at p, or NULL if it is not valid JSON. */
+static const char *skip_value(const char *p, int depth);
+
+static const char *skip_string(const char *p)
+{
+	if (*p != '"')
+		return NULL;
+	for (p++; *p && *p != '"'; p++) {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i])
+						return NULL;
+				p += 4;
+			} else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+				return NULL;
+			}
+		}
+	}
+	return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *skip_value(const char *p, int depth)
+{
+	p = ws(p);
+	if (depth > 32)
+		return NULL;
+	if (*p == '"')
+		return skip_string(p);
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+		p = ws(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (close == '}') {
+				p = skip_string(ws(p));
+				if (!p)
+					return NULL;
+				p = ws(p);
+				if (*p++ != ':')
+					return NULL;
+			}
+			p = skip_value(p, depth + 1);
+			if (!p)
+				return NULL;
+			p = ws(p);
+			if (*p == ',') {
+				p++;
+				continue;
+			}
+			return *p == close ? p + 1 : NULL;
+		}
+	}
+	if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4))
+		return p + 4;
+	if (!strncmp(p, "false", 5))
+		return p + 5;
+	const char *s = p;
+	if (*p == '-')
+		p++;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p > s && p[-1] != '-' ? p : NULL;
+}
+
+/* The value at a dotted path ("perf.budget.threads"), or NULL. */
+static const char *json_get(const char *doc, const char *path)
+{
+	const char *p = ws(doc);
+	char key[128];
+
+	while (*path) {
+		size_t n = strcspn(path, ".");
+		if (n >= sizeof(key) || *p != '{')
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		path += n + (path[n] == '.');
+		p = ws(p + 1);
+		const char *found = NULL;
+		while (*p == '"') {
+			const char *kend = skip_string(p);
+			if (!kend)
+				return NULL;
+			int match = (size_t)(kend - p - 2) == strlen(key) && !strncmp(p + 1, key, n);
+			p = ws(ws(kend) + 1); /* past ':' */
+			if (match) {
+				found = p;
+				break;
+			}
+			p = skip_value(p, 0);
+			if (!p)
+				return NULL;
+			p = ws(p);
+			if (*p == ',')
+				p = ws(p + 1);
+		}
+		if (!found)
+			return NULL;
+		p = found;
+	}
+	return p;
+}
+
+/* The string value at path, unescaped only for \" (enough for the checks), or "". */
+static const char *json_str(const char *doc, const char *path, char *buf, size_t len)
+{
+	const char *v = json_get(doc, path);
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!v || *v != '"')
+		return buf;
+	for (v++; *v && *v != '"' && n + 1 < len; v++) {
+		if (*v == '\\')
+			v++;
+		buf[n++] = *v;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static long long json_num(const char *doc, const char *path)
+{
+	const char *v = json_get(doc, path);
+	return v ? strtoll(v, NULL, 10) : -999999;
+}
+
+/* 1 for true, 0 for false, -1 otherwise. */
+static int json_bool(const char *doc, const char *path)
+{
+	const char *v = json_get(doc, path);
+	return !v ? -1 : !strncmp(v, "true", 4) ? 1 : !strncmp(v, "false", 5) ? 0 : -1;
+}
+
+static int json_valid(const char *doc)
+{
+	const char *end = skip_value(doc, 0);
+	return end && !*ws(end);
+}
+
+/* ---- running the tool -------------------------------------------------------------------- */
+
+/* Runs "$PTREC_TOOL info ARGS", returns stdout (malloc'd) and the exit status. */
+static char *run_info(const char *args, int *status)
+{
+	const char *tool = getenv("PTREC_TOOL");
+	char cmd[8192];
+	size_t cap = 1 << 16, n = 0;
+	char *out = malloc(cap);
+
+	snprintf(cmd, sizeof(cmd), "'%s' info %s", tool, args);
+	FILE *f = popen(cmd, "r");
+	if (!f || !out) {
+		*status = -1;
+		free(out);
+		return NULL;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *bigger = realloc(out, cap *= 2);
+			if (!bigger)
+				break;
+			out = bigger;
+		}
+		size_t r = fread(out + n, 1, cap - 1 - n, f);
+		if (!r)
+			break;
+		n += r;
+	}
+	out[n] = '\0';
+	int st = pclose(f);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return out;
+}
+
+static void set_memlock(rlim_t cur)
+{
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	rl.rlim_cur = cur;
+	if (rl.rlim_max != RLIM_INFINITY && cur > rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/* An Intel PT + BTS machine, unprivileged, paranoid 2, 516 KiB x 2 CPUs, RLIMIT_MEMLOCK 64 KiB. */
+static void test_pt_machine(const char *root)
+{
+	char args[4600], buf[1024];
+	int st;
+
+	CHECK(fake_sysfs_build(root, FAKE_PT_FULL | FAKE_BTS, 2, 516) == 0);
+	fake_sysfs_write(root, "proc/self/status", "Name:\tserver\nCapEff:\t0000000000000000\n");
+	fake_sysfs_write(root, "proc/sys/kernel/core_pattern", "/var/crash/core.%e.%p\n");
+	fake_sysfs_write(root, "proc/sys/kernel/core_uses_pid", "0\n");
+	set_memlock(64 << 10);
+
+	snprintf(args, sizeof(args), "--root '%s' --json --ring-size 64K", root);
+	char *out = run_info(args, &st);
+	CHECK(out != NULL);
+	if (!out)
+		return;
+	CHECK_EQ_U64(st, 0);
+	CHECK(json_valid(out));
+	CHECK_STR(json_str(out, "root", buf, sizeof(buf)), root);
+	CHECK_EQ_U64(json_bool(out, "pmus.intel_pt.present"), 1);
+	CHECK_EQ_U64(json_num(out, "pmus.intel_pt.type"), 8);
+	CHECK_STR(json_str(out, "pmus.intel_pt.caps.mtc_periods", buf, sizeof(buf)), "249");
+	CHECK_STR(json_str(out, "pmus.intel_pt.format.psb_period", buf, sizeof(buf)),
+	          "config:24-27");
+	CHECK_EQ_U64(json_num(out, "pmus.intel_bts.type"), 9);
+	CHECK_EQ_U64(json_num(out, "perf.paranoid"), 2);
+	CHECK_EQ_U64(json_bool(out, "perf.paranoid_allows_user_trace"), 1);
+	CHECK_EQ_U64(json_num(out, "perf.mlock_kb"), 516);
+	CHECK_EQ_U64(json_num(out, "perf.online_cpus"), 2);
+	CHECK_EQ_U64(json_num(out, "perf.rlimit_memlock"), 65536);
+	CHECK_EQ_U64(json_bool(out, "perf.cap_ipc_lock"), 0);
+	/* 516 KiB = 129 pages per CPU, x 2 CPUs = 1056768 bytes per user, + 65536 RLIMIT_MEMLOCK
+	 * = 1122304; each thread pins 64 KiB + user page + 1 data page = 73728: 15 threads. */
+	CHECK_EQ_U64(json_bool(out, "perf.budget.unlimited"), 0);
+	CHECK_EQ_U64(json_num(out, "perf.budget.user_bytes"), 1056768);
+	CHECK_EQ_U64(json_num(out, "perf.budget.total_bytes"), 1122304);
+	CHECK_EQ_U64(json_num(out, "perf.budget.per_thread_bytes"), 73728);
+	CHECK_EQ_U64(json_num(out, "perf.budget.threads"), 15);
+	/* pt(0) mtc(9) tsc(10) noretcomp(11) branch(13) mtc_period=3 (14-17) and, for 8 PSBs in
+	 * 64 KiB, psb_period=2 (8 KiB, bits 24-27): 0x1 | 0xe00 | 0x2000 | 0xc000 | 0x2000000 */
+	CHECK_STR(json_str(out, "perf.intel_pt_config.config", buf, sizeof(buf)), "0x200ee01");
+	CHECK_STR(json_str(out, "core.core_pattern", buf, sizeof(buf)), "/var/crash/core.%e.%p");
+	CHECK_EQ_U64(json_bool(out, "core.pipe"), 0);
+	CHECK(strstr(json_str(out, "core.report_location", buf, sizeof(buf)),
+	             "/var/crash/core.%e.%p.ptrec") != NULL);
+	CHECK_EQ_U64(json_bool(out, "backends.intel_pt.usable"), 1);
+	CHECK_EQ_U64(json_bool(out, "backends.intel_pt.probed"), 0);  /* never with --root */
+	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "intel_pt");
+	CHECK(json_get(out, "verdict.rejected.intel_pt") == NULL);
+	free(out);
+
+	/* The same tree as text: the budget sentence and the verdict line. */
+	snprintf(args, sizeof(args), "--root '%s' --ring-size 64K", root);
+	out = run_info(args, &st);
+	CHECK(out && st == 0);
+	if (out) {
+		CHECK(strstr(out, "15 threads at ring size 64 KiB") != NULL);
+		CHECK(strstr(out, "\nverdict: auto chooses intel_pt\n") != NULL);
+		free(out);
+	}
+}
+
+/* Paranoid 3 (Debian default), unprivileged: both perf backends refused with that reason. */
+static void test_paranoid_3(const char *root)
+{
+	char args[4600], buf[1024];
+	int st;
+
+	CHECK(fake_sysfs_build(root, FAKE_PT_FULL | FAKE_BTS, 3, 516) == 0);
+	fake_sysfs_write(root, "proc/self/status", "CapEff:\t0000000000000000\n");
+	fake_sysfs_write(root, "proc/sys/kernel/core_pattern",
+	                 "|/usr/share/apport/apport -p%p -s%s -c%c\n");
+	snprintf(args, sizeof(args), "--root '%s' --json", root);
+	char *out = run_info(args, &st);
+	CHECK(out && st == 0);
+	if (!out)
+		return;
+	CHECK(json_valid(out));
+	CHECK_EQ_U64(json_num(out, "perf.paranoid"), 3);
+	CHECK_EQ_U64(json_bool(out, "perf.paranoid_allows_user_trace"), 0);
+	CHECK_EQ_U64(json_bool(out, "backends.intel_pt.usable"), 0);
+	CHECK(strstr(json_str(out, "verdict.rejected.intel_pt", buf, sizeof(buf)),
+	             "perf_event_paranoid is 3") != NULL);
+	CHECK(strstr(json_str(out, "verdict.rejected.intel_bts", buf, sizeof(buf)),
+	             "perf_event_paranoid is 3") != NULL);
+	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "instrumented");
+	CHECK_EQ_U64(json_bool(out, "core.pipe"), 1);
+	CHECK(strstr(json_str(out, "core.report_location", buf, sizeof(buf)), "PTREC_DIR") != NULL);
+	free(out);
+
+	/* CAP_PERFMON (bit 38) lifts the paranoid restriction. */
+	fake_sysfs_write(root, "proc/self/status", "CapEff:\t0000004000000000\n");
+	out = run_info(args, &st);
+	CHECK(out && st == 0);
+	if (out) {
+		CHECK_EQ_U64(json_bool(out, "perf.cap_perfmon"), 1);
+		CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "intel_pt");
+		free(out);
+	}
+}
+
+/* No mlock budget at all: PT refused for memory; BTS absent; the tree lacks MTC caps. */
+static void test_no_budget(const char *root)
+{
+	char args[4600], buf[1024];
+	int st;
+
+	CHECK(fake_sysfs_build(root, FAKE_PT_NO_MTC, 2, 0) == 0);
+	fake_sysfs_write(root, "proc/self/status", "CapEff:\t0000000000000000\n");
+	set_memlock(0);
+	snprintf(args, sizeof(args), "--root '%s' --json", root);
+	char *out = run_info(args, &st);
+	CHECK(out && st == 0);
+	if (!out)
+		return;
+	CHECK(json_valid(out));
+	CHECK_EQ_U64(json_num(out, "perf.budget.threads"), 0);
+	CHECK(strstr(json_str(out, "backends.intel_pt.reason", buf, sizeof(buf)),
+	             "mlock budget") != NULL);
+	CHECK(strstr(json_str(out, "backends.intel_bts.reason", buf, sizeof(buf)),
+	             "no intel_bts PMU in sysfs") != NULL);
+	CHECK(strstr(json_str(out, "perf.intel_pt_config.summary", buf, sizeof(buf)),
+	             "no mtc: caps/mtc=0") != NULL);
+	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "instrumented");
+	free(out);
+}
+
+/* An empty tree: nothing in sysfs. */
+static void test_empty(const char *root)
+{
+	char args[4600], buf[1024];
+	int st;
+
+	snprintf(args, sizeof(args), "--root '%s' --json", root);
+	char *out = run_info(args, &st);
+	CHECK(out && st == 0);
+	if (!out)
+		return;
+	CHECK(json_valid(out));
+	CHECK_EQ_U64(json_bool(out, "pmus.intel_pt.present"), 0);
+	CHECK(json_get(out, "perf.paranoid") && !strncmp(json_get(out, "perf.paranoid"), "null", 4));
+	CHECK(strstr(json_str(out, "verdict.rejected.intel_pt", buf, sizeof(buf)),
+	             "no intel_pt PMU in sysfs") != NULL);
+	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "instrumented");
+	free(out);
+
+	out = run_info("--root", &st);
+	CHECK_EQ_U64(st, 2);   /* usage error */
+	free(out);
+	out = run_info("--bogus", &st);
+	CHECK_EQ_U64(st, 2);
+	free(out);
+}
+
+/* The real machine: exit 0, a verdict, and the truth about PT here. */
+static void test_this_machine(void)
+{
+	struct stat sb;
+	int st;
+	char *out = run_info("", &st);
+
+	CHECK(out != NULL);
+	if (!out)
+		return;
+	CHECK_EQ_U64(st, 0);
+	const char *v = strstr(out, "\nverdict: auto chooses ");
+	CHECK(v != NULL);
+	if (v) {
+		const char *line_end = strchr(v + 1, '\n');
+		CHECK(line_end && line_end[1] == '\0');   /* the verdict is the final line */
+		printf("%.*s\n", line_end ? (int)(line_end - v - 1) : 200, v + 1);
+	}
+	if (stat("/sys/bus/event_source/devices/intel_pt", &sb) != 0) {
+		/* No PMU here: PT must be rejected with the sysfs fact, never chosen. */
+		CHECK(strstr(out, "intel_pt rejected: no intel_pt PMU in sysfs") != NULL);
+		CHECK(v && strncmp(v, "\nverdict: auto chooses intel_pt", 31) != 0);
+	}
+	free(out);
+
+	out = run_info("--json", &st);
+	CHECK(out && st == 0 && json_valid(out));
+	free(out);
+}
+
+int main(void)
+{
+	char a[4096], b[4096], c[4096], d[4096];
+	struct rlimit saved;
+
+	if (!getenv("PTREC_TOOL"))
+		SKIP("PTREC_TOOL is not set (run through make check)");
+	if (fake_sysfs_tmpdir(a, sizeof(a)) || fake_sysfs_tmpdir(b, sizeof(b)) ||
+	    fake_sysfs_tmpdir(c, sizeof(c)) || fake_sysfs_tmpdir(d, sizeof(d)))
+		SKIP("cannot create a temporary directory: %s", strerror(errno));
+	getrlimit(RLIMIT_MEMLOCK, &saved);
+	test_pt_machine(a);
+	test_paranoid_3(b);
+	test_no_budget(c);
+	setrlimit(RLIMIT_MEMLOCK, &saved);
+	test_empty(d);
+	test_this_machine();
+	fake_sysfs_remove(a);
+	fake_sysfs_remove(b);
+	fake_sysfs_remove(c);
+	fake_sysfs_remove(d);
+	return check_done();
+}
