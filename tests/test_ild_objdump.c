@@ -1,0 +1,575 @@
+/* test_ild_objdump.c — differential test of the x86 instruction-length decoder against objdump.
+ *
+ * For every instruction that `$OBJDUMP -d` disassembles in a corpus of binaries on this machine,
+ * x86_ild_decode() must return objdump's length, and our branch class must be the one objdump's
+ * mnemonic names (jcc, jmp, call, indirect jmp/call, ret, far transfers, ptwrite, other).
+ * Lines objdump prints as "(bad)" are skipped; a lone prefix objdump prints on its own line
+ * ("rex.W", "data16", "fs", ...) is checked as part of the instruction that follows it, the way
+ * the processor reads it (SDM Vol. 2 2.1.1, 2.2.1).
+ *
+ * Parts:
+ *   64-bit: x86-64 ELF files (libraries and programs), objdump -M intel64 (Intel semantics of
+ *           66-prefixed near branches), at least $PTREC_ILD_MIN instructions (default 5.2 M).
+ *   32-bit: the same bytes read as 32-bit code (objdump -M i386), and freestanding C compiled
+ *           with $CC -m32 -c when that works; 16-bit: the same bytes with objdump -M i8086.
+ *
+ * Environment: $OBJDUMP (SKIP when unset or missing), $CC, $top_srcdir, $top_builddir.
+ * $PTREC_ILD_CORPUS=all checks every ELF file under /usr/lib/x86_64-linux-gnu and /usr/bin
+ * instead of stopping at the minimum; $PTREC_ILD_MIN sets the minimum; $PTREC_ILD_SHOW the
+ * number of mismatches printed (default 40). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "ptrec.h"
+#include "x86_ild.h"
+
+/* ---- Expected class from objdump's mnemonic --------------------------------------------- */
+
+/* Returns 1 if word is an instruction prefix objdump prints before a mnemonic (or alone). */
+static int is_prefix_word(const char *w)
+{
+	static const char *const words[] = {
+		"lock", "rep", "repz", "repnz", "repe", "repne", "bnd", "notrack", "data16", "data32",
+		"addr16", "addr32", "cs", "ds", "es", "ss", "fs", "gs", "xacquire", "xrelease",
+		"rex", "rex64",
+	};
+	if (!strncmp(w, "rex.", 4) || w[0] == '{')
+		return 1;
+	for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
+		if (!strcmp(w, words[k]))
+			return 1;
+	return 0;
+}
+
+/* Returns 1 if m (a mnemonic without prefixes) is in the NULL-terminated list. */
+static int in_list(const char *m, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(m, *list))
+			return 1;
+	return 0;
+}
+
+/* The class objdump's mnemonic m and operands ops imply. */
+static unsigned expected_class(const char *m, const char *ops)
+{
+	static const char *const jcc[] = {
+		"jo", "jno", "jb", "jae", "je", "jne", "jbe", "ja", "js", "jns", "jp", "jnp", "jl",
+		"jge", "jle", "jg", "jc", "jnc", "jz", "jnz", "jnae", "jnb", "jna", "jnbe", "jpe",
+		"jpo", "jnge", "jnl", "jng", "jnle", "jcxz", "jecxz", "jrcxz", "loop", "loope",
+		"loopne", "loopz", "loopnz", "loopw", "loopl", "loopq", "loopew", "loopel", "loopeq",
+		"loopnew", "loopnel", "loopneq", "jcxzw", NULL,
+	};
+	static const char *const jmp[] = { "jmp", "jmpw", "jmpl", "jmpq", NULL };
+	static const char *const call[] = { "call", "callw", "calll", "callq", NULL };
+	static const char *const ret[] = { "ret", "retw", "retl", "retq", NULL };
+	static const char *const far[] = {
+		"ljmp", "ljmpw", "ljmpl", "ljmpq", "lcall", "lcallw", "lcalll", "lcallq", "lret",
+		"lretw", "lretl", "lretq", "iret", "iretw", "iretl", "iretd", "iretq", "int", "int3",
+		"int1", "icebp", "into", "syscall", "sysret", "sysretl", "sysretq", "sysretw",
+		"sysenter", "sysexit", "sysexitl", "sysexitq", "vmcall", "vmlaunch", "vmresume",
+		"eretu", "erets", "uiret", "rsm", "tdcall", "seamcall", "seamret", NULL,
+	};
+	static const char *const ptw[] = { "ptwrite", "ptwritel", "ptwriteq", NULL };
+	int indirect = ops[0] == '*';
+
+	if (in_list(m, jcc))
+		return X86_IC_JCC;
+	if (in_list(m, jmp))
+		return indirect ? X86_IC_JMP_IND : X86_IC_JMP;
+	if (in_list(m, call))
+		return indirect ? X86_IC_CALL_IND : X86_IC_CALL;
+	if (in_list(m, ret))
+		return X86_IC_RET;
+	if (in_list(m, far))
+		return X86_IC_FAR;
+	if (in_list(m, ptw))
+		return X86_IC_PTWRITE;
+	if (!strcmp(m, "jmpabs"))
+		return X86_IC_JMP;
+	return X86_IC_OTHER;
+}
+
+/* Expected "class" of an encoding the SDM defines as #UD but objdump decodes: we must return
+ * -PTREC_EFORMAT. */
+#define EXPECT_UD 0xffu
+
+/* Returns 1 if the instruction bytes b[0..n) put a 66, F2, F3, F0 or REX prefix before a
+ * VEX, EVEX or XOP prefix: #UD per SDM Vol. 2 2.3.2 ("Any VEX-encoded instruction with a
+ * LOCK/66H/F2H/F3H/REX prefix preceding VEX will #UD"; likewise EVEX 2.7 and XOP), which
+ * objdump still disassembles. */
+static int prefix_before_vex(const uint8_t *b, unsigned n, enum x86_mode mode)
+{
+	int bad = 0;
+	for (unsigned k = 0; k + 1 < n; k++) {
+		uint8_t c = b[k], d = b[k + 1];
+		if (c == 0x66 || c == 0xf2 || c == 0xf3 || c == 0xf0 ||
+		    (mode == X86_MODE_64 && (c & 0xf0) == 0x40)) {
+			bad = 1;
+			continue;
+		}
+		if (c == 0x26 || c == 0x2e || c == 0x36 || c == 0x3e || c == 0x64 || c == 0x65 ||
+		    c == 0x67)
+			continue;
+		if (c == 0xc4 || c == 0xc5 || c == 0x62)
+			return bad && (mode == X86_MODE_64 || (d & 0xc0) == 0xc0);
+		if (c == 0x8f)
+			return bad && (d & 0x1f) >= 8;
+		return 0;
+	}
+	return 0;
+}
+
+/* ---- Checking runs of contiguous instructions ------------------------------------------- */
+
+#define RUN_BYTES (1u << 20)
+#define RUN_INSNS (1u << 16)
+
+/* One instruction objdump printed, waiting for enough following bytes to be decoded. */
+struct pending {
+	uint64_t addr;    /* address */
+	uint32_t off;     /* offset of its first byte in run.bytes */
+	uint8_t len;      /* objdump's length (prefix lines merged) */
+	uint8_t iclass;   /* expected class */
+	char text[46];    /* objdump's mnemonic and operands, for the report */
+};
+
+/* Bytes of contiguous instructions and the instructions still to check. */
+struct run {
+	uint8_t bytes[RUN_BYTES];     /* bytes from address base on */
+	uint64_t base;                /* address of bytes[0] */
+	uint32_t nbytes;              /* bytes held */
+	struct pending insns[RUN_INSNS]; /* unchecked instructions, in address order */
+	uint32_t ninsns;              /* how many */
+	/* a prefix objdump printed on its own line, merged into the next instruction */
+	int carry;                    /* insns[ninsns-1] is such a prefix line */
+};
+
+/* Totals of one part of the test. */
+struct totals {
+	uint64_t checked;                   /* instructions compared */
+	uint64_t mismatches;                /* length or class differed */
+	uint64_t per_class[X86_IC_COUNT_];  /* checked instructions by expected class */
+	uint64_t prefix_lines;              /* lone-prefix lines merged into the next instruction */
+	uint64_t bad;                       /* "(bad)" and ".byte" lines skipped */
+	uint64_t fwait_split;               /* objdump's FWAIT+x87 lines checked as two */
+	uint64_t sdm_ud;                    /* prefix before VEX/EVEX/XOP: objdump decodes, #UD */
+};
+
+static struct run run;
+static unsigned show_max = 40;
+static uint64_t shown;
+
+/* Decodes and compares insns[0..upto) of the run; drops bytes no longer needed. */
+static void check_pending(struct totals *t, enum x86_mode mode, const char *file, uint32_t upto)
+{
+	for (uint32_t k = 0; k < upto; k++) {
+		struct pending *p = &run.insns[k];
+		struct x86_insn insn;
+		int r = x86_ild_decode(run.bytes + p->off, run.nbytes - p->off, p->addr, mode, &insn);
+		t->checked++;
+		if (p->iclass == EXPECT_UD) {
+			t->sdm_ud++;
+			if (r == -PTREC_EFORMAT)
+				continue;
+		} else {
+			t->per_class[p->iclass]++;
+			if (r == p->len && insn.iclass == p->iclass)
+				continue;
+		}
+		t->mismatches++;
+		if (shown++ >= show_max)
+			continue;
+		char hex[3 * 16 + 1] = "";
+		for (unsigned j = 0; j < p->len && j < 16; j++)
+			snprintf(hex + 3 * j, 4, "%02x ", run.bytes[p->off + j]);
+		fprintf(stderr, "MISMATCH %s:%#" PRIx64 " mode %d: %s| objdump len %u %s \"%s\"; ours ",
+		        file, p->addr, 16 << mode, hex, p->len,
+		        p->iclass == EXPECT_UD ? "expected-#UD" : x86_iclass_name(p->iclass), p->text);
+		if (r < 0)
+			fprintf(stderr, "error %s\n", ptrec_strerror(r));
+		else
+			fprintf(stderr, "len %d %s\n", r, x86_iclass_name(insn.iclass));
+	}
+	/* keep the unchecked ones and the bytes from the first of them */
+	uint32_t drop = upto < run.ninsns ? run.insns[upto].off : run.nbytes;
+	memmove(run.insns, run.insns + upto, (run.ninsns - upto) * sizeof run.insns[0]);
+	run.ninsns -= upto;
+	for (uint32_t k = 0; k < run.ninsns; k++)
+		run.insns[k].off -= drop;
+	memmove(run.bytes, run.bytes + drop, run.nbytes - drop);
+	run.nbytes -= drop;
+	run.base += drop;
+}
+
+/* Checks everything held (the run ended: a gap, a new section, the end of the file). */
+static void flush_run(struct totals *t, enum x86_mode mode, const char *file)
+{
+	if (run.carry) { /* a trailing lone prefix: objdump could not attach it to anything */
+		run.ninsns--;
+		run.carry = 0;
+	}
+	check_pending(t, mode, file, run.ninsns);
+	run.nbytes = 0;
+	run.ninsns = 0;
+}
+
+/* Checks the instructions that have 15 bytes after them (or all, near the buffer limits). */
+static void drain_run(struct totals *t, enum x86_mode mode, const char *file)
+{
+	uint32_t upto = 0;
+	uint32_t limit = run.ninsns - (run.carry ? 1 : 0);
+	while (upto < limit && run.insns[upto].off + 15u <= run.nbytes)
+		upto++;
+	check_pending(t, mode, file, upto);
+}
+
+/* Parses one line of objdump -d output and feeds the run. */
+static void feed_line(struct totals *t, enum x86_mode mode, const char *file, char *line)
+{
+	char *s = line;
+	while (*s == ' ')
+		s++;
+	char *end;
+	errno = 0;
+	uint64_t addr = strtoull(s, &end, 16);
+	if (end == s || *end != ':' || end[1] != '\t' || errno) {
+		if (!strncmp(line, "Disassembly of section", 22) || !strcmp(s, "...\n") ||
+		    !strcmp(line, "\t...\n"))
+			flush_run(t, mode, file);
+		return;
+	}
+	/* bytes: hex pairs separated by spaces, up to the next tab (or the end: a continuation) */
+	s = end + 2;
+	uint8_t bytes[32];
+	unsigned n = 0;
+	while (isxdigit((unsigned char)s[0]) && isxdigit((unsigned char)s[1]) && n < sizeof bytes) {
+		bytes[n++] = (uint8_t)strtoul((char[3]){ s[0], s[1], 0 }, NULL, 16);
+		s += 2;
+		while (*s == ' ')
+			s++;
+	}
+	if (n == 0)
+		return;
+	char *text = *s == '\t' ? s + 1 : NULL;
+	if (text)
+		text[strcspn(text, "\n")] = 0;
+
+	if (!text) { /* continuation line: more bytes of the previous instruction */
+		if (run.ninsns && addr == run.base + run.nbytes &&
+		    run.nbytes + n <= RUN_BYTES && run.insns[run.ninsns - 1].len + n < 256) {
+			memcpy(run.bytes + run.nbytes, bytes, n);
+			run.nbytes += n;
+			run.insns[run.ninsns - 1].len = (uint8_t)(run.insns[run.ninsns - 1].len + n);
+		}
+		return;
+	}
+
+	if (addr != run.base + run.nbytes || run.nbytes + n > RUN_BYTES || run.ninsns == RUN_INSNS)
+		flush_run(t, mode, file);
+	if (run.nbytes == 0)
+		run.base = addr;
+	memcpy(run.bytes + run.nbytes, bytes, n);
+	uint32_t off = run.nbytes;
+	run.nbytes += n;
+
+	if (bytes[0] == 0x9b) {
+		/* FWAIT is an instruction of its own (SDM Vol. 2 WAIT/FWAIT; "FSTSW" is FWAIT +
+		 * FNSTSW), but objdump prints it with the x87 instruction after it, or alone with
+		 * the text of the next prefix.  Check it as one instruction, with the lone
+		 * prefixes before it, and the rest of the line as the next one. */
+		struct pending *p;
+		if (run.carry) {
+			p = &run.insns[run.ninsns - 1];
+			p->len = (uint8_t)(p->len + 1);
+			run.carry = 0;
+		} else {
+			p = &run.insns[run.ninsns++];
+			p->addr = addr;
+			p->off = off;
+			p->len = 1;
+		}
+		p->iclass = X86_IC_OTHER;
+		snprintf(p->text, sizeof p->text, "fwait (objdump: %s)", text);
+		t->fwait_split++;
+		if (run.ninsns >= RUN_INSNS / 2)
+			drain_run(t, mode, file);
+		if (n == 1)
+			return;
+		addr++;
+		off++;
+		n--;
+		memmove(bytes, bytes + 1, n);
+	}
+
+	/* mnemonic: the first word that is not a prefix; ",pt"/",pn" hints dropped */
+	char words[160];
+	snprintf(words, sizeof words, "%s", text);
+	char *save = NULL, *w = strtok_r(words, " ", &save), *mn = NULL;
+	while (w && is_prefix_word(w))
+		w = strtok_r(NULL, " ", &save);
+	mn = w;
+	if (mn && (strstr(text, "(bad)") || mn[0] == '.')) { /* "(bad)", ".byte 0x.." */
+		/* skipped; a prefix line before it goes with it */
+		if (run.carry) {
+			run.ninsns--;
+			run.carry = 0;
+		}
+		t->bad++;
+		flush_run(t, mode, file);
+		run.base = addr + n;
+		return;
+	}
+	if (!mn) { /* a lone prefix: checked together with the next instruction */
+		t->prefix_lines++;
+		if (run.carry) {
+			run.insns[run.ninsns - 1].len = (uint8_t)(run.insns[run.ninsns - 1].len + n);
+		} else {
+			struct pending *p = &run.insns[run.ninsns++];
+			p->addr = addr;
+			p->off = off;
+			p->len = (uint8_t)n;
+			snprintf(p->text, sizeof p->text, "%s", text);
+			run.carry = 1;
+		}
+		return;
+	}
+	char mnem[32];
+	snprintf(mnem, sizeof mnem, "%s", mn);
+	mnem[strcspn(mnem, ",")] = 0;
+	char *ops = strtok_r(NULL, "", &save);
+	while (ops && *ops == ' ')
+		ops++;
+	unsigned cls = expected_class(mnem, ops ? ops : "");
+
+	if (run.carry) { /* prefix line(s) + this instruction, from the first prefix */
+		struct pending *p = &run.insns[run.ninsns - 1];
+		p->len = (uint8_t)(p->len + n);
+		p->iclass = (uint8_t)cls;
+		if (prefix_before_vex(run.bytes + p->off, p->len, mode))
+			p->iclass = EXPECT_UD;
+		size_t l = strlen(p->text);
+		snprintf(p->text + l, sizeof p->text - l, " / %s", text);
+		run.carry = 0;
+	}
+	if (run.ninsns == RUN_INSNS)
+		drain_run(t, mode, file);
+	if (run.ninsns == RUN_INSNS) /* cannot happen: drain_run is called at half capacity */
+		flush_run(t, mode, file);
+	struct pending *p = &run.insns[run.ninsns++];
+	p->addr = addr;
+	p->off = off;
+	p->len = (uint8_t)n;
+	p->iclass = (uint8_t)cls;
+	if (prefix_before_vex(bytes, n, mode))
+		p->iclass = EXPECT_UD;
+	snprintf(p->text, sizeof p->text, "%s", text);
+	if (run.ninsns >= RUN_INSNS / 2)
+		drain_run(t, mode, file);
+}
+
+/* ---- Driving objdump -------------------------------------------------------------------- */
+
+/* Returns 64 or 32 for an x86-64 or i386 ELF file, 0 for anything else. */
+static int elf_bits(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	unsigned char h[20];
+	ssize_t r = read(fd, h, sizeof h);
+	close(fd);
+	if (r != (ssize_t)sizeof h || memcmp(h, "\177ELF", 4) || h[5] != 1)
+		return 0;
+	unsigned machine = h[18] | h[19] << 8;
+	if (h[4] == 2 && machine == 62)
+		return 64;
+	if (h[4] == 1 && machine == 3)
+		return 32;
+	return 0;
+}
+
+/* Runs objdump on path with extra options and checks every instruction in mode. */
+static int check_file(const char *objdump, const char *opts, const char *path,
+                      enum x86_mode mode, struct totals *t)
+{
+	if (strchr(path, '\'') || strchr(objdump, '\''))
+		return 0;
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "'%s' -d --insn-width=16 %s '%s' 2>/dev/null", objdump, opts,
+	         path);
+	FILE *f = popen(cmd, "r");
+	if (!f) {
+		fprintf(stderr, "cannot run %s\n", cmd);
+		return -1;
+	}
+	char line[4096];
+	run.nbytes = 0;
+	run.ninsns = 0;
+	run.carry = 0;
+	while (fgets(line, sizeof line, f))
+		feed_line(t, mode, path, line);
+	flush_run(t, mode, path);
+	pclose(f);
+	return 0;
+}
+
+static void print_totals(const char *what, const struct totals *t)
+{
+	printf("%s: %" PRIu64 " instructions checked, %" PRIu64 " mismatches; %" PRIu64
+	       " (bad)/.byte skipped, %" PRIu64 " lone prefixes merged, %" PRIu64
+	       " fwait split, %" PRIu64 " prefix-before-VEX #UD\n  by class:",
+	       what, t->checked, t->mismatches, t->bad, t->prefix_lines, t->fwait_split, t->sdm_ud);
+	for (unsigned c = 0; c < X86_IC_COUNT_; c++)
+		printf(" %s %" PRIu64, x86_iclass_name(c), t->per_class[c]);
+	printf("\n");
+}
+
+/* Candidate files, most varied code first (SIMD-heavy crypto and libc string functions,
+ * C++ and compilers), then every ELF file in the directories. */
+static const char *const preferred[] = {
+	"/usr/lib/x86_64-linux-gnu/libc.so.6",
+	"/usr/lib/x86_64-linux-gnu/libm.so.6",
+	"/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+	"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+	"/usr/lib/x86_64-linux-gnu/libx265.so.199",
+	"/usr/lib/x86_64-linux-gnu/libaom.so.3",
+	"/usr/lib/x86_64-linux-gnu/libgnutls.so.30",
+	"/usr/bin/gdb",
+	"/usr/bin/perl",
+	"/usr/bin/git",
+	NULL,
+};
+static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/bin", NULL };
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Checks 64-bit files until min instructions (or all of them when all != 0). */
+static void part64(const char *objdump, uint64_t min, int all, struct totals *t)
+{
+	char real[8][4096];
+	unsigned nreal = 0;
+	for (const char *const *p = preferred; *p && (all || t->checked < min); p++) {
+		if (elf_bits(*p) != 64 || !realpath(*p, real[nreal % 8]))
+			continue;
+		nreal++;
+		check_file(objdump, "-M intel64", *p, X86_MODE_64, t);
+	}
+	for (const char *const *d = dirs; *d && (all || t->checked < min); d++) {
+		DIR *dir = opendir(*d);
+		if (!dir)
+			continue;
+		char **names = NULL;
+		size_t nn = 0, cap = 0;
+		struct dirent *de;
+		while ((de = readdir(dir))) {
+			if (de->d_name[0] == '.')
+				continue;
+			if (!strcmp(*d, dirs[0]) && !strstr(de->d_name, ".so"))
+				continue;
+			if (nn == cap) {
+				cap = cap ? 2 * cap : 256;
+				names = realloc(names, cap * sizeof *names);
+				if (!names)
+					exit(99);
+			}
+			names[nn++] = strdup(de->d_name);
+		}
+		closedir(dir);
+		qsort(names, nn, sizeof *names, cmp_str);
+		for (size_t k = 0; k < nn && (all || t->checked < min); k++) {
+			char path[4096], rp[4096];
+			snprintf(path, sizeof path, "%s/%s", *d, names[k]);
+			struct stat st;
+			if (stat(path, &st) || !S_ISREG(st.st_mode) || elf_bits(path) != 64)
+				continue;
+			if (!realpath(path, rp))
+				continue;
+			int seen = strcmp(rp, path) != 0; /* a symlink: its target is listed too */
+			for (unsigned j = 0; j < nreal && j < 8; j++)
+				seen |= !strcmp(rp, real[j]);
+			if (seen)
+				continue;
+			check_file(objdump, "-M intel64", path, X86_MODE_64, t);
+		}
+		for (size_t k = 0; k < nn; k++)
+			free(names[k]);
+		free(names);
+	}
+}
+
+/* Compiles tests/data/ild_m32.c with $CC -m32 -c and checks the object; 1 if done. */
+static int part32_compiled(const char *objdump, struct totals *t)
+{
+	const char *cc = getenv("CC"), *src = getenv("top_srcdir"), *bld = getenv("top_builddir");
+	if (!cc || !*cc || !src || !bld)
+		return 0;
+	char obj[4096], cmd[8192];
+	snprintf(obj, sizeof obj, "%s/tests/ild_m32_corpus.o", bld);
+	int done = 0;
+	static const char *const flags[] = { "-O2", "-O0", "-Os -fPIC", "-O3 -msse4.2 -mavx2", NULL };
+	for (const char *const *fl = flags; *fl; fl++) {
+		snprintf(cmd, sizeof cmd,
+		         "%s -m32 -ffreestanding -fno-sanitize=all %s -c '%s/tests/data/ild_m32.c' "
+		         "-o '%s' >/dev/null 2>&1", cc, *fl, src, obj);
+		if (system(cmd) != 0 || elf_bits(obj) != 32)
+			continue;
+		check_file(objdump, "", obj, X86_MODE_32, t);
+		unlink(obj);
+		done = 1;
+	}
+	return done;
+}
+
+int main(void)
+{
+	const char *objdump = getenv("OBJDUMP");
+	if (!objdump || !*objdump || access(objdump, X_OK))
+		SKIP("objdump not found ($OBJDUMP is \"%s\"); configure did not find binutils",
+		     objdump ? objdump : "");
+	const char *e;
+	uint64_t min = 5200000;
+	if ((e = getenv("PTREC_ILD_MIN")) && *e)
+		min = strtoull(e, NULL, 10);
+	if ((e = getenv("PTREC_ILD_SHOW")) && *e)
+		show_max = (unsigned)strtoul(e, NULL, 10);
+	int all = (e = getenv("PTREC_ILD_CORPUS")) && !strcmp(e, "all");
+
+	static struct totals t64, t32, t16, t32c;
+	part64(objdump, min, all, &t64);
+	print_totals("64-bit (objdump -M intel64)", &t64);
+	if (t64.checked == 0)
+		SKIP("no x86-64 ELF files found in /usr/lib/x86_64-linux-gnu or /usr/bin");
+	if (t64.checked < min)
+		printf("note: this machine has only %" PRIu64 " instructions in the corpus (< %" PRIu64
+		       ")\n", t64.checked, min);
+
+	/* The same bytes as 32-bit and 16-bit code: every rule of those modes on real bytes. */
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	if (elf_bits(lib) == 64) {
+		check_file(objdump, "-M i386", lib, X86_MODE_32, &t32);
+		print_totals("32-bit (libc.so.6 bytes, objdump -M i386)", &t32);
+		check_file(objdump, "-M i8086", lib, X86_MODE_16, &t16);
+		print_totals("16-bit (libc.so.6 bytes, objdump -M i8086)", &t16);
+	}
+	if (part32_compiled(objdump, &t32c))
+		print_totals("32-bit (tests/data/ild_m32.c, $CC -m32)", &t32c);
+	else
+		printf("32-bit compiled code: skipped ($CC -m32 -c does not work here)\n");
+
+	CHECK(t64.mismatches == 0);
+	CHECK(t32.mismatches == 0);
+	CHECK(t16.mismatches == 0);
+	CHECK(t32c.mismatches == 0);
+	return check_done();
+}
