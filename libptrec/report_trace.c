@@ -1,0 +1,116 @@
+/* report_trace.c — a Chrome trace-event / Perfetto JSON timeline: one track per thread, a
+ * slice per call rebuilt from the branch history (B at the call, E at the return).  Real
+ * times (microseconds, from the TSC conversion) when the trace has timestamps; otherwise one
+ * microsecond per branch event, which keeps the order and nothing more. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "ptrec.h"
+#include "report.h"
+
+static void jstr(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* Timestamp (microseconds) of event i of thread t. */
+static double ts_of(const struct ptrec_report_thread *t, size_t i, uint64_t base_ns)
+{
+	const struct ptrec_branch *b = &t->branches[i];
+	if (t->has_time && (b->flags & PTREC_BRF_HAS_TIME)) {
+		int exact;
+		uint64_t ns = ptrec_tsc_to_ns(&t->rec->hdr, b->timestamp, &exact);
+		return (double)(ns - base_ns) / 1000.0;
+	}
+	return (double)i;
+}
+
+static void event(FILE *out, int *first, const char *ph, const char *name, uint32_t pid,
+                  uint32_t tid, double ts)
+{
+	fputs(*first ? "\n" : ",\n", out);
+	*first = 0;
+	fprintf(out, "{\"ph\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":%.3f", ph, pid,
+	        tid, ts);
+	if (name) {
+		fputs(",\"name\":", out);
+		jstr(out, name);
+	}
+	fputc('}', out);
+}
+
+int ptrec_report_trace(struct ptrec_report *r, FILE *out)
+{
+	const struct ptrec_dump_process *p = &r->dump->process;
+	int first = 1;
+
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+	fputs("\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", out);
+	fprintf(out, "%" PRIu32 ",\"args\":{\"name\":", p->pid);
+	jstr(out, p->comm[0] ? p->comm : p->exe);
+	fputs("}}", out);
+	first = 0;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct ptrec_report_thread *t = &r->threads[i];
+		const struct ptrec_dump_thread *h = &t->rec->hdr;
+		uint64_t base_ns = 0;
+		size_t depth = 0;
+		double ts = 0;
+		char tname[64];
+
+		snprintf(tname, sizeof(tname), "%s%s", h->name[0] ? h->name : "thread",
+		         t->crashed ? " (crashed)" : "");
+		fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
+		        ",\"tid\":%" PRIu32 ",\"args\":{\"name\":", p->pid, h->tid);
+		jstr(out, tname);
+		fputs("}}", out);
+		if (t->has_time) {
+			int exact;
+			base_ns = ptrec_tsc_to_ns(h, t->first_time, &exact);
+		}
+		/* Calls open before the history starts are unknown; returns past them are skipped. */
+		for (size_t k = 0; k < t->nbranches; k++) {
+			const struct ptrec_branch *b = &t->branches[k];
+			ts = ts_of(t, k, base_ns);
+			if (b->kind == PTREC_BR_CALL || b->kind == PTREC_BR_IND_CALL) {
+				struct ptrec_symbol s;
+				char name[64];
+				ptrec_symbolize(&r->sym, b->to, 0, &s);
+				if (!s.name)
+					snprintf(name, sizeof(name), "0x%" PRIx64, b->to);
+				event(out, &first, "B", s.name ? s.name : name, p->pid, h->tid, ts);
+				depth++;
+			} else if (b->kind == PTREC_BR_RET && depth) {
+				event(out, &first, "E", NULL, p->pid, h->tid, ts);
+				depth--;
+			} else if (b->kind == PTREC_BR_GAP || b->kind == PTREC_BR_OVERFLOW) {
+				fputs(",\n", out);
+				fprintf(out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+				        ",\"ts\":%.3f,\"name\":\"%s\"}", p->pid, h->tid, ts,
+				        b->kind == PTREC_BR_GAP ? "trace gap" : "trace overflow");
+			}
+		}
+		if (t->crashed && t->nbranches) {
+			fprintf(out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+			        ",\"ts\":%.3f,\"name\":", p->pid, h->tid, ts + 1);
+			jstr(out, p->signo ? ptrec_signal_name(p->signo) : ptrec_event_name(p->event));
+			fputc('}', out);
+		}
+		/* Close what is still open at the end of the history. */
+		while (depth--)
+			event(out, &first, "E", NULL, p->pid, h->tid, ts + 1);
+	}
+	fputs("\n]}\n", out);
+	return ferror(out) ? -PTREC_EIO : 0;
+}
