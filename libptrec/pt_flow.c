@@ -1,0 +1,1302 @@
+/* pt_flow.c — Intel PT instruction flow decoder with a basic-block cache.
+ *
+ * Structure: a packet cursor with one item of look-ahead (the next non-TNT packet that matters:
+ * TIP, TIP.PGE, TIP.PGD, FUP pair, PSB+ sync point, OVF, end, error) and a TNT queue; a block
+ * cache (straight-line code up to and including the next branch, keyed by address and mode,
+ * with cached successors); and the walker that moves from block to block consuming TNT bits and
+ * IP packets.  See pt_flow.h for the semantics. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrec.h"
+#include "pt_flow.h"
+#include "pt_packet.h"
+
+#define RETSTACK_SIZE 64      /* hardware return-compression depth */
+#define BLK_MAX_INSN 512      /* longest block; longer straight code continues in a new block */
+#define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
+#define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
+#define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
+
+/* How a cached block ends. */
+enum blk_end {
+	BLK_BRANCH = 0, /* with a branch instruction (iclass in blk.iclass) */
+	BLK_OPEN,       /* at BLK_MAX_INSN or a section end: continues at end_ip + last_len */
+	BLK_ERROR,      /* at an address that does not decode (err); end_ip = that address */
+};
+
+/* A basic block: straight-line instructions up to the next branch. */
+struct blk {
+	uint64_t start;     /* first instruction */
+	uint64_t end_ip;    /* last instruction (BLK_ERROR: the undecodable address) */
+	uint64_t target;    /* direct branch target (iclass JCC/JMP/CALL) */
+	uint32_t len_off;   /* lengths in the pool at this offset */
+	uint16_t ninsn;     /* instructions, including the final branch */
+	uint8_t end;        /* enum blk_end */
+	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
+	uint8_t mode;       /* enum x86_mode decoded in */
+	uint8_t last_len;   /* length of the last instruction */
+	int16_t err;        /* BLK_ERROR: -PTREC_ENOMAP or -PTREC_EFORMAT */
+	int32_t succ[2];    /* cached block index: [0] fall-through / not taken, [1] taken/target */
+	int32_t succ_ind;   /* cached block index of the last indirect target (check start) */
+};
+
+/* The decoder's top-level state. */
+enum flow_state {
+	ST_SYNC = 0, /* looking for a PSB */
+	ST_DISABLED, /* synchronised, tracing off until TIP.PGE */
+	ST_ENABLED,  /* synchronised at ip */
+	ST_END,      /* trace exhausted */
+};
+
+/* The look-ahead item: the next packet that is not a TNT, timing or status packet. */
+enum nx_kind {
+	NX_NONE = 0, /* not read yet */
+	NX_TIP,      /* TIP: target */
+	NX_PGE,      /* TIP.PGE */
+	NX_PGD,      /* TIP.PGD (not preceded by FUP) */
+	NX_FUP_TIP,  /* FUP(ip) + TIP(ip2): interrupt/exception or TSX abort */
+	NX_FUP_PGD,  /* FUP(ip) + TIP.PGD: asynchronous disable */
+	NX_FUP_END,  /* FUP(ip) and then the end of the trace */
+	NX_SYNC,     /* PSB+ with FUP: execution must be at ip when the TNT queue empties */
+	NX_OVF,      /* OVF; ip = resume IP when has_ip; resume_pge when TIP.PGE follows */
+	NX_END,      /* end of the trace */
+	NX_ERR,      /* a packet error at off */
+};
+
+struct nx {
+	uint8_t kind;      /* enum nx_kind */
+	uint8_t has_ip;    /* ip is valid (TIP/PGD may suppress it) */
+	uint8_t has_ip2;   /* ip2 is valid */
+	uint8_t abort;     /* NX_FUP_TIP/PGD: the FUP belonged to a TSX abort */
+	uint8_t has_mode;  /* a MODE.Exec preceded it: new_mode applies to its target */
+	uint8_t new_mode;  /* that mode */
+	uint8_t tflags;    /* time flags when it was read */
+	uint8_t pad_;
+	int err;           /* NX_ERR: -PTREC_E* */
+	const char *why;   /* NX_ERR: text */
+	uint64_t ip;       /* TIP/PGE/PGD target, FUP IP, PSB+ IP, OVF resume IP */
+	uint64_t ip2;      /* the TIP/TIP.PGD target after a FUP */
+	uint64_t off;      /* trace offset of the packet */
+	uint64_t psb_off;  /* NX_SYNC: offset of its PSB (resync point on a mismatch) */
+	uint64_t tsc;      /* time when it was read */
+};
+
+struct pt_flow {
+	const uint8_t *buf;         /* trace */
+	size_t len;                 /* trace size */
+	size_t pos;                 /* next packet offset */
+	struct pt_image *image;     /* code */
+	unsigned errata;            /* PT_ERRATUM_* */
+	enum pt_packet_ctx ctx;     /* BBP/BIP block context */
+	int state;                  /* enum flow_state */
+	int synced_once;            /* a PSB was found at least once */
+	uint64_t ip;                /* next instruction (ST_ENABLED) */
+	uint8_t mode;               /* current enum x86_mode */
+	uint8_t pending_mode;       /* MODE.Exec seen, applies at the next TIP/PGE */
+	uint8_t has_pending_mode;   /* pending_mode is valid */
+	uint8_t fup_skip;           /* the next FUP belongs to PTW/TSX/EXSTOP/...: consume it */
+	uint8_t tsx_abort;          /* a MODE.TSX abort was seen: its FUP+TIP is an abort */
+	uint8_t in_tx;              /* inside a transaction */
+	uint64_t last_ip;           /* IP compression state */
+	uint64_t cr3;               /* last PIP */
+	uint64_t vmcs;              /* last VMCS */
+	uint64_t tnt;               /* queued TNT bits, oldest at bit tnt_n-1 */
+	unsigned tnt_n;             /* number of queued bits */
+	uint64_t tnt_tsc;           /* time of the last TNT packet */
+	uint8_t tnt_tflags;         /* its time flags */
+	uint64_t tnt_off;           /* its offset */
+	struct nx nx;               /* look-ahead */
+	uint64_t ret[RETSTACK_SIZE];/* return stack (circular) */
+	unsigned ret_top;           /* index of the next push */
+	unsigned ret_n;             /* entries held (<= RETSTACK_SIZE) */
+	struct pt_time time;        /* timing */
+	uint64_t ptw[PTW_QUEUE];    /* PTWRITE payloads to deliver */
+	unsigned ptw_head, ptw_n;   /* queue head and count */
+	unsigned no_progress;       /* blocks walked since a packet was consumed */
+	/* block cache */
+	struct blk *blk;            /* blocks */
+	uint32_t nblk, capblk;      /* used, allocated */
+	int32_t *hash;              /* open-addressing table of block indices (-1 empty) */
+	uint32_t hash_mask;         /* table size - 1 */
+	uint8_t *lens;              /* instruction length pool */
+	uint32_t nlens, caplens;    /* used, allocated */
+	uint64_t image_gen;         /* image generation the cache was built for */
+	int32_t cur_blk;            /* block of the current ip if known (-1) */
+	/* instruction iterator */
+	struct pt_flow_run it_run;  /* current run */
+	uint32_t it_i;              /* next instruction index in it_run */
+	uint64_t it_ip;             /* its address */
+	int it_have;                /* it_run is valid */
+	int it_event_done;          /* it_run's event was delivered */
+	struct pt_flow_stats stats; /* counters */
+};
+
+/* ---- errata ----------------------------------------------------------------------------- */
+
+unsigned pt_flow_cpu_errata(const struct pt_flow_cpu *cpu)
+{
+	if (!cpu || cpu->family != 6)
+		return 0;
+	switch (cpu->model) {
+	case 0x4e: case 0x5e: case 0x8e: case 0x9e: /* Skylake, Kaby/Coffee Lake client */
+	case 0xa5: case 0xa6:                       /* Comet Lake */
+		return PT_ERRATUM_SKL014 | PT_ERRATUM_SKD010;
+	case 0x55:                                  /* Skylake server */
+		return PT_ERRATUM_SKD010;
+	case 0x5c: case 0x5f:                       /* Apollo Lake, Denverton (Goldmont) */
+		return PT_ERRATUM_APL11;
+	default:
+		return 0;
+	}
+}
+
+static int parse_num(const char *s, char **end, uint16_t *out)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	unsigned long v = strtoul(s, end, 0);
+	if (v > 0xffff)
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int pt_flow_parse_cpu(const char *s, struct pt_flow_cpu *cpu)
+{
+	char *end;
+	struct pt_flow_cpu c = {0, 0, 0};
+	if (!s || !cpu)
+		return -PTREC_EINVAL;
+	if (parse_num(s, &end, &c.family) || *end != '/')
+		return -PTREC_EINVAL;
+	if (parse_num(end + 1, &end, &c.model))
+		return -PTREC_EINVAL;
+	if (*end == '/') {
+		if (parse_num(end + 1, &end, &c.stepping))
+			return -PTREC_EINVAL;
+	}
+	if (*end)
+		return -PTREC_EINVAL;
+	*cpu = c;
+	return 0;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------- */
+
+static void cache_flush(struct pt_flow *f)
+{
+	f->nblk = 0;
+	f->nlens = 0;
+	if (f->hash)
+		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
+	f->cur_blk = -1;
+}
+
+struct pt_flow *pt_flow_new(const struct pt_flow_config *cfg)
+{
+	if (!cfg || (!cfg->buf && cfg->len) || !cfg->image)
+		return NULL;
+	struct pt_flow *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->buf = cfg->buf;
+	f->len = cfg->len;
+	f->image = cfg->image;
+	f->errata = cfg->errata;
+	f->mode = X86_MODE_64;
+	f->cur_blk = -1;
+	pt_time_init(&f->time, &cfg->time);
+	f->hash_mask = 4095;
+	f->hash = malloc(((size_t)f->hash_mask + 1) * sizeof(*f->hash));
+	if (!f->hash) {
+		free(f);
+		return NULL;
+	}
+	cache_flush(f);
+	f->image_gen = pt_image_generation(f->image);
+	return f;
+}
+
+void pt_flow_free(struct pt_flow *f)
+{
+	if (!f)
+		return;
+	free(f->blk);
+	free(f->hash);
+	free(f->lens);
+	free(f);
+}
+
+const struct pt_flow_stats *pt_flow_stats(const struct pt_flow *f)
+{
+	return &f->stats;
+}
+
+/* ---- block cache ------------------------------------------------------------------------ */
+
+static inline uint32_t blk_hash(uint64_t ip, unsigned mode)
+{
+	uint64_t h = (ip ^ ((uint64_t)mode << 62)) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32);
+}
+
+static int hash_grow(struct pt_flow *f)
+{
+	uint32_t size = (f->hash_mask + 1) * 2;
+	int32_t *h = malloc((size_t)size * sizeof(*h));
+	if (!h)
+		return -PTREC_ENOMEM;
+	memset(h, 0xff, (size_t)size * sizeof(*h));
+	for (uint32_t i = 0; i < f->nblk; i++) {
+		uint32_t k = blk_hash(f->blk[i].start, f->blk[i].mode) & (size - 1);
+		while (h[k] >= 0)
+			k = (k + 1) & (size - 1);
+		h[k] = (int32_t)i;
+	}
+	free(f->hash);
+	f->hash = h;
+	f->hash_mask = size - 1;
+	return 0;
+}
+
+static int lens_reserve(struct pt_flow *f, uint32_t n)
+{
+	if (f->nlens + n <= f->caplens)
+		return 0;
+	uint32_t cap = f->caplens ? f->caplens : 65536;
+	while (cap < f->nlens + n)
+		cap *= 2;
+	uint8_t *l = realloc(f->lens, cap);
+	if (!l)
+		return -PTREC_ENOMEM;
+	f->lens = l;
+	f->caplens = cap;
+	return 0;
+}
+
+/* Decodes the block at ip into the cache.  Returns its index or -PTREC_ENOMEM. */
+static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
+{
+	if (f->nblk == f->capblk) {
+		uint32_t cap = f->capblk ? f->capblk * 2 : 1024;
+		struct blk *b = realloc(f->blk, (size_t)cap * sizeof(*b));
+		if (!b)
+			return -PTREC_ENOMEM;
+		f->blk = b;
+		f->capblk = cap;
+	}
+	if ((f->nblk + 1) * 2 > f->hash_mask + 1 && hash_grow(f))
+		return -PTREC_ENOMEM;
+	if (lens_reserve(f, BLK_MAX_INSN))
+		return -PTREC_ENOMEM;
+
+	struct blk *b = &f->blk[f->nblk];
+	memset(b, 0, sizeof(*b));
+	b->start = ip;
+	b->mode = (uint8_t)mode;
+	b->len_off = f->nlens;
+	b->succ[0] = b->succ[1] = b->succ_ind = -1;
+	b->end = BLK_OPEN;
+
+	uint8_t *lens = f->lens + f->nlens;
+	uint64_t cur = ip;
+	unsigned n = 0;
+	const struct pt_image_section *sec = pt_image_find(f->image, cur);
+	while (n < BLK_MAX_INSN) {
+		struct x86_insn insn;
+		int len;
+		if (!sec || cur - sec->vaddr >= sec->size)
+			sec = pt_image_find(f->image, cur);
+		if (!sec) {
+			b->end = BLK_ERROR;
+			b->err = -PTREC_ENOMAP;
+			b->end_ip = cur;
+			break;
+		}
+		uint64_t off = cur - sec->vaddr;
+		uint64_t avail = sec->size - off;
+		len = x86_ild_decode(sec->bytes + off, avail < 15 ? (size_t)avail : 15, cur,
+		                     (enum x86_mode)mode, &insn);
+		if (len == -PTREC_ETRUNC && avail < 15) {
+			uint8_t tmp[15];
+			size_t got = pt_image_read(f->image, cur, tmp, sizeof(tmp));
+			len = x86_ild_decode(tmp, got, cur, (enum x86_mode)mode, &insn);
+		}
+		if (len <= 0 || len > 15) {
+			b->end = BLK_ERROR;
+			b->err = len == -PTREC_ETRUNC ? -PTREC_ENOMAP : -PTREC_EFORMAT;
+			b->end_ip = cur;
+			break;
+		}
+		lens[n++] = (uint8_t)len;
+		b->end_ip = cur;
+		b->last_len = (uint8_t)len;
+		if (insn.iclass != X86_IC_OTHER && insn.iclass != X86_IC_PTWRITE) {
+			b->end = BLK_BRANCH;
+			b->iclass = insn.iclass;
+			if (insn.flags & X86_INSN_HAS_TARGET)
+				b->target = insn.target;
+			else if (insn.iclass == X86_IC_JCC || insn.iclass == X86_IC_JMP ||
+			         insn.iclass == X86_IC_CALL)
+				b->target = cur + (uint64_t)len; /* no target reported: treat as next */
+			break;
+		}
+		cur += (uint64_t)len;
+	}
+	b->ninsn = (uint16_t)n;
+	f->nlens += n;
+	f->stats.blocks++;
+
+	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
+	while (f->hash[k] >= 0)
+		k = (k + 1) & f->hash_mask;
+	f->hash[k] = (int32_t)f->nblk;
+	return (int32_t)f->nblk++;
+}
+
+/* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
+static inline int32_t blk_get(struct pt_flow *f, uint64_t ip, unsigned mode)
+{
+	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
+	for (;;) {
+		int32_t i = f->hash[k];
+		if (i < 0)
+			break;
+		if (f->blk[i].start == ip && f->blk[i].mode == mode) {
+			f->stats.block_hits++;
+			return i;
+		}
+		k = (k + 1) & f->hash_mask;
+	}
+	return blk_decode(f, ip, mode);
+}
+
+/* ---- packets ---------------------------------------------------------------------------- */
+
+static void ret_push(struct pt_flow *f, uint64_t ip)
+{
+	f->ret[f->ret_top] = ip;
+	f->ret_top = (f->ret_top + 1) % RETSTACK_SIZE;
+	if (f->ret_n < RETSTACK_SIZE)
+		f->ret_n++;
+}
+
+static int ret_pop(struct pt_flow *f, uint64_t *ip)
+{
+	if (!f->ret_n)
+		return -1;
+	f->ret_top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+	f->ret_n--;
+	*ip = f->ret[f->ret_top];
+	return 0;
+}
+
+static uint8_t exec_mode(uint32_t sub)
+{
+	if (sub & 1)
+		return X86_MODE_64;
+	return (sub & 2) ? X86_MODE_32 : X86_MODE_16;
+}
+
+static void set_err(struct pt_flow *f, uint64_t off, int err, const char *why)
+{
+	f->nx.kind = NX_ERR;
+	f->nx.err = err;
+	f->nx.why = why;
+	f->nx.off = off;
+}
+
+/* Sets nx's time to now. */
+static void nx_time(struct pt_flow *f)
+{
+	f->nx.tflags = (uint8_t)pt_time_now(&f->time, &f->nx.tsc);
+}
+
+/* Reads one packet at pos.  Returns its size, 0 at the end of the trace (a partial packet at the
+ * very end counts as the end), or a negative error. */
+static int read_pkt(struct pt_flow *f, struct pt_packet *pkt)
+{
+	if (f->pos >= f->len)
+		return 0;
+	int n = pt_packet_decode(f->buf + f->pos, f->len - f->pos, &f->ctx, pkt);
+	if (n == -PTREC_ETRUNC)
+		return 0;
+	if (n <= 0)
+		return n < 0 ? n : -PTREC_EFORMAT;
+	return n;
+}
+
+/* Applies a status-only packet.  Returns 1 if pkt was one, else 0. */
+static int status_pkt(struct pt_flow *f, const struct pt_packet *pkt)
+{
+	switch (pkt->type) {
+	case PT_PKT_PAD:
+	case PT_PKT_PSBEND:
+	case PT_PKT_MWAIT:
+	case PT_PKT_PWRE:
+	case PT_PKT_PWRX:
+	case PT_PKT_BBP:
+	case PT_PKT_BIP:
+	case PT_PKT_EVD:
+	case PT_PKT_TRIG:
+	case PT_PKT_TRACESTOP:
+	case PT_PKT_MNT:
+		return 1;
+	case PT_PKT_TSC:
+	case PT_PKT_MTC:
+	case PT_PKT_TMA:
+	case PT_PKT_CYC:
+	case PT_PKT_CBR:
+		pt_time_update(&f->time, pkt);
+		return 1;
+	case PT_PKT_PIP:
+		f->cr3 = pkt->payload;
+		return 1;
+	case PT_PKT_VMCS:
+		f->vmcs = pkt->payload;
+		return 1;
+	case PT_PKT_MODE_EXEC:
+		f->pending_mode = exec_mode(pkt->sub);
+		f->has_pending_mode = 1;
+		return 1;
+	case PT_PKT_MODE_TSX:
+		f->in_tx = pkt->sub & 1;
+		if (pkt->sub & 2)
+			f->tsx_abort = 1;
+		else
+			f->fup_skip = 1;
+		return 1;
+	case PT_PKT_PTW:
+		if (f->ptw_n < PTW_QUEUE) {
+			f->ptw[(f->ptw_head + f->ptw_n) % PTW_QUEUE] = pkt->payload;
+			f->ptw_n++;
+		}
+		if (pkt->ip_bit)
+			f->fup_skip = 1;
+		return 1;
+	case PT_PKT_EXSTOP:
+	case PT_PKT_BEP:
+	case PT_PKT_CFE:
+		if (pkt->ip_bit)
+			f->fup_skip = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Decodes the IP of an IP packet into *ip.  Returns 1 with an IP, 0 when suppressed, or
+ * -PTREC_EFORMAT. */
+static int pkt_ip(struct pt_flow *f, const struct pt_packet *pkt, uint64_t *ip)
+{
+	int e = pt_last_ip_update(&f->last_ip, pkt, ip);
+	if (e == -PTREC_ENOMAP)
+		return 0;
+	return e < 0 ? -PTREC_EFORMAT : 1;
+}
+
+/* Processes PSB+ starting at the PSB at pos.  Sets *have_fup/*fup.  Returns 0, 1 if the trace
+ * ended inside it, or a negative error (pos is then at the bad packet). */
+static int psb_plus(struct pt_flow *f, int *have_fup, uint64_t *fup)
+{
+	struct pt_packet pkt;
+	*have_fup = 0;
+	int n = read_pkt(f, &pkt);
+	if (n <= 0 || pkt.type != PT_PKT_PSB)
+		return n == 0 ? 1 : -PTREC_EFORMAT;
+	f->pos += (size_t)n;
+	f->last_ip = 0;
+	f->ctx = PT_CTX_NONE;
+	f->fup_skip = 0;
+	f->tsx_abort = 0;
+	for (;;) {
+		n = read_pkt(f, &pkt);
+		if (n == 0)
+			return 1;
+		if (n < 0)
+			return n;
+		switch (pkt.type) {
+		case PT_PKT_PSBEND:
+			f->pos += (size_t)n;
+			return 0;
+		case PT_PKT_FUP: {
+			uint64_t ip;
+			int e = pkt_ip(f, &pkt, &ip);
+			if (e < 0)
+				return e;
+			if (e > 0) {
+				*have_fup = 1;
+				*fup = ip;
+			}
+			break;
+		}
+		case PT_PKT_MODE_EXEC:
+			f->mode = exec_mode(pkt.sub);
+			f->has_pending_mode = 0;
+			break;
+		case PT_PKT_MODE_TSX:
+			f->in_tx = pkt.sub & 1;
+			break;
+		case PT_PKT_PSB:
+		case PT_PKT_TNT:
+		case PT_PKT_TIP:
+		case PT_PKT_TIP_PGE:
+		case PT_PKT_TIP_PGD:
+		case PT_PKT_OVF:
+			return -PTREC_EFORMAT;
+		default:
+			status_pkt(f, &pkt);
+			break;
+		}
+		f->pos += (size_t)n;
+	}
+}
+
+/* Reads packets until the look-ahead item is known or, unless want_tip, a TNT packet was
+ * queued.  Bounded by the trace length: every iteration consumes at least one byte or stops. */
+static void lookahead(struct pt_flow *f, int want_tip)
+{
+	struct pt_packet pkt;
+	if (f->nx.kind == NX_NONE)
+		memset(&f->nx, 0, sizeof(f->nx));
+	while (f->nx.kind == NX_NONE) {
+		uint64_t off = f->pos;
+		int n = read_pkt(f, &pkt);
+		if (n == 0) {
+			f->nx.kind = NX_END;
+			f->nx.off = off;
+			nx_time(f);
+			return;
+		}
+		if (n < 0) {
+			set_err(f, off, -PTREC_EFORMAT, "bad packet");
+			return;
+		}
+		switch (pkt.type) {
+		case PT_PKT_TNT:
+			if (f->tnt_n + pkt.tnt_count > 64) {
+				if (want_tip)
+					set_err(f, off, -PTREC_ESTATE, "more than 64 TNT bits before a TIP");
+				return;
+			}
+			f->tnt = (f->tnt << pkt.tnt_count) |
+			         (pkt.payload & ((1ull << pkt.tnt_count) - 1));
+			f->tnt_n += pkt.tnt_count;
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			f->tnt_tflags = (uint8_t)pt_time_now(&f->time, &f->tnt_tsc);
+			f->tnt_off = off;
+			if (!want_tip)
+				return;
+			continue;
+		case PT_PKT_TIP:
+		case PT_PKT_TIP_PGE:
+		case PT_PKT_TIP_PGD: {
+			uint64_t ip = 0;
+			int e = pkt_ip(f, &pkt, &ip);
+			if (e < 0) {
+				set_err(f, off, e, "bad IP compression");
+				return;
+			}
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			f->nx.kind = pkt.type == PT_PKT_TIP ? NX_TIP
+			           : pkt.type == PT_PKT_TIP_PGE ? NX_PGE : NX_PGD;
+			f->nx.has_ip = e > 0;
+			f->nx.ip = ip;
+			f->nx.off = off;
+			f->nx.has_mode = f->has_pending_mode;
+			f->nx.new_mode = f->pending_mode;
+			if (pkt.type != PT_PKT_TIP_PGD)
+				f->has_pending_mode = 0;
+			nx_time(f);
+			if (pkt.type == PT_PKT_TIP_PGE && !f->nx.has_ip)
+				set_err(f, off, -PTREC_EFORMAT, "TIP.PGE without IP");
+			return;
+		}
+		case PT_PKT_FUP: {
+			uint64_t ip;
+			int e = pkt_ip(f, &pkt, &ip);
+			if (e <= 0) {
+				set_err(f, off, -PTREC_EFORMAT, e < 0 ? "bad IP compression"
+				                                      : "FUP without IP");
+				return;
+			}
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			if (f->fup_skip) { /* bound to PTW/TSX/EXSTOP/...: nothing to do */
+				f->fup_skip = 0;
+				continue;
+			}
+			/* An asynchronous event: FUP then TIP or TIP.PGD. */
+			f->nx.ip = ip;
+			f->nx.off = off;
+			f->nx.abort = f->tsx_abort;
+			f->tsx_abort = 0;
+			nx_time(f);
+			for (;;) {
+				uint64_t off2 = f->pos;
+				n = read_pkt(f, &pkt);
+				if (n == 0) {
+					f->nx.kind = NX_FUP_END;
+					return;
+				}
+				if (n < 0) {
+					set_err(f, off2, -PTREC_EFORMAT, "bad packet");
+					return;
+				}
+				if (pkt.type == PT_PKT_TIP || pkt.type == PT_PKT_TIP_PGD) {
+					uint64_t to = 0;
+					e = pkt_ip(f, &pkt, &to);
+					if (e < 0) {
+						set_err(f, off2, e, "bad IP compression");
+						return;
+					}
+					f->pos += (size_t)n;
+					f->nx.kind = pkt.type == PT_PKT_TIP ? NX_FUP_TIP : NX_FUP_PGD;
+					f->nx.has_ip2 = e > 0;
+					f->nx.ip2 = to;
+					f->nx.has_mode = f->has_pending_mode;
+					f->nx.new_mode = f->pending_mode;
+					if (pkt.type == PT_PKT_TIP)
+						f->has_pending_mode = 0;
+					if (pkt.type == PT_PKT_TIP && !f->nx.has_ip2)
+						set_err(f, off2, -PTREC_EFORMAT, "async branch TIP without IP");
+					return;
+				}
+				if (!status_pkt(f, &pkt) || pkt.type == PT_PKT_PTW) {
+					set_err(f, off2, -PTREC_ESTATE, "FUP not followed by TIP or TIP.PGD");
+					return;
+				}
+				f->pos += (size_t)n;
+			}
+		}
+		case PT_PKT_PSB: {
+			int have_fup;
+			uint64_t ip = 0;
+			int e = psb_plus(f, &have_fup, &ip);
+			if (e == 1) {
+				f->nx.kind = NX_END;
+				f->nx.off = off;
+				nx_time(f);
+				return;
+			}
+			if (e < 0) {
+				set_err(f, f->pos, e, "bad packet in PSB+");
+				return;
+			}
+			f->no_progress = 0;
+			if (have_fup) {
+				f->nx.kind = NX_SYNC;
+				f->nx.ip = ip;
+				f->nx.has_ip = 1;
+				f->nx.off = off;
+				f->nx.psb_off = off;
+				nx_time(f);
+				return;
+			}
+			continue;
+		}
+		case PT_PKT_OVF: {
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			f->nx.kind = NX_OVF;
+			f->nx.off = off;
+			f->nx.has_ip = 0;
+			f->nx.ip = 0;
+			nx_time(f);
+			/* What follows says where execution resumes. */
+			for (;;) {
+				uint64_t off2 = f->pos;
+				n = read_pkt(f, &pkt);
+				if (n <= 0)
+					return; /* end or error: reported when read again */
+				if (pkt.type == PT_PKT_FUP || (pkt.type == PT_PKT_TIP &&
+				                               (f->errata & PT_ERRATUM_SKD010))) {
+					uint64_t ip;
+					int e = pkt_ip(f, &pkt, &ip);
+					if (e <= 0)
+						return;
+					f->pos += (size_t)n;
+					f->nx.has_ip = 1;
+					f->nx.ip = ip;
+					f->nx.has_mode = f->has_pending_mode;
+					f->nx.new_mode = f->pending_mode;
+					f->has_pending_mode = 0;
+					f->fup_skip = 0;
+					return;
+				}
+				if (pkt.type == PT_PKT_TIP_PGD && (f->errata & PT_ERRATUM_APL11)) {
+					f->pos += (size_t)n;
+					continue;
+				}
+				if (pkt.type == PT_PKT_PTW || !status_pkt(f, &pkt))
+					return; /* TIP.PGE, PSB, ...: handled in the following state */
+				(void)off2;
+				f->pos += (size_t)n;
+			}
+		}
+		default:
+			if (!status_pkt(f, &pkt)) {
+				set_err(f, off, -PTREC_EFORMAT, "unknown packet");
+				return;
+			}
+			f->pos += (size_t)n;
+			continue;
+		}
+	}
+}
+
+/* ---- the walk --------------------------------------------------------------------------- */
+
+static void ev_set(struct pt_flow_run *run, unsigned kind, uint64_t from, uint64_t to,
+                   unsigned tflags, uint64_t tsc)
+{
+	run->ev.kind = (uint8_t)kind;
+	run->ev.from = from;
+	run->ev.to = to;
+	run->ev.flags = (uint8_t)tflags;
+	run->ev.timestamp = (tflags & PTREC_BRF_HAS_TIME) ? tsc : 0;
+}
+
+/* Turns the current situation into a GAP event and schedules a resync.  off is where the
+ * problem is; resync starts at resync_from. */
+static void gap(struct pt_flow *f, struct pt_flow_run *run, uint64_t from, int err,
+                const char *why, uint64_t off, size_t resync_from)
+{
+	unsigned tflags = pt_time_now(&f->time, &run->ev.timestamp);
+	ev_set(run, PTREC_BR_GAP, from, 0, tflags, run->ev.timestamp);
+	run->ev.reason = (uint16_t)(err < 0 ? -err : err);
+	run->why = why;
+	run->offset = off;
+	f->stats.gaps++;
+	f->state = ST_SYNC;
+	f->pos = resync_from;
+	f->nx.kind = NX_NONE;
+	f->tnt_n = 0;
+	f->tnt = 0;
+	f->ret_n = 0;
+	f->cur_blk = -1;
+}
+
+/* The look-ahead item could not serve the decision the code asks for. */
+static void mismatch(struct pt_flow *f, struct pt_flow_run *run, uint64_t from, const char *why)
+{
+	struct nx *nx = &f->nx;
+	if (nx->kind == NX_ERR)
+		gap(f, run, from, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
+	else if (nx->kind == NX_SYNC)
+		gap(f, run, from, -PTREC_ESTATE, "PSB+ IP not reached by the code", nx->off,
+		    (size_t)nx->psb_off);
+	else
+		gap(f, run, from, -PTREC_ESTATE, why, nx->off, f->pos);
+}
+
+static void bind_overflow(struct pt_flow *f, struct pt_flow_run *run)
+{
+	struct nx *nx = &f->nx;
+	ev_set(run, PTREC_BR_OVERFLOW, f->state == ST_ENABLED ? f->ip : 0,
+	       nx->has_ip ? nx->ip : 0, nx->tflags, nx->tsc);
+	run->offset = nx->off;
+	f->stats.overflows++;
+	f->tnt_n = 0;
+	f->tnt = 0;
+	f->ret_n = 0;
+	f->cur_blk = -1;
+	if (nx->has_ip) {
+		f->ip = nx->ip;
+		if (nx->has_mode)
+			f->mode = nx->new_mode;
+		f->state = ST_ENABLED;
+	} else {
+		f->state = ST_DISABLED;
+	}
+	nx->kind = NX_NONE;
+}
+
+/* Binds an IP event (FUP pair or PSB+ sync point) at the current ip.  Returns 1 if it produced
+ * an event in run, 0 if the walk just goes on. */
+static int bind_ip_event(struct pt_flow *f, struct pt_flow_run *run)
+{
+	struct nx *nx = &f->nx;
+	switch (nx->kind) {
+	case NX_SYNC:
+		nx->kind = NX_NONE;
+		return 0;
+	case NX_FUP_TIP:
+		ev_set(run, nx->abort ? PTREC_BR_TSX_ABORT : PTREC_BR_INTERRUPT, nx->ip, nx->ip2,
+		       nx->tflags, nx->tsc);
+		run->offset = nx->off;
+		f->ip = nx->ip2;
+		if (nx->has_mode)
+			f->mode = nx->new_mode;
+		f->cur_blk = -1;
+		nx->kind = NX_NONE;
+		return 1;
+	case NX_FUP_PGD:
+		ev_set(run, PTREC_BR_DISABLE, nx->ip, nx->has_ip2 ? nx->ip2 : 0, nx->tflags, nx->tsc);
+		run->offset = nx->off;
+		f->state = ST_DISABLED;
+		f->cur_blk = -1;
+		nx->kind = NX_NONE;
+		return 1;
+	case NX_FUP_END:
+		f->state = ST_END;
+		return 1; /* run without event: the trace ends at this IP */
+	default:
+		return 0;
+	}
+}
+
+static inline int nx_is_ip_event(unsigned k)
+{
+	return k == NX_FUP_TIP || k == NX_FUP_PGD || k == NX_FUP_END || k == NX_SYNC;
+}
+
+/* Takes the next TNT bit.  Returns 0/1, or -1 if none is available (nx then says why). */
+static inline int tnt_pop(struct pt_flow *f)
+{
+	if (!f->tnt_n) {
+		if (f->nx.kind != NX_NONE)
+			return -1;
+		lookahead(f, 0);
+		if (!f->tnt_n)
+			return -1;
+	}
+	f->tnt_n--;
+	return (int)((f->tnt >> f->tnt_n) & 1);
+}
+
+/* Walks from f->ip in state ST_ENABLED until one run is complete. */
+static int walk(struct pt_flow *f, struct pt_flow_run *run)
+{
+	for (;;) {
+		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
+			lookahead(f, 0);
+		struct nx *nx = &f->nx;
+		if (f->tnt_n == 0) {
+			if (nx->kind == NX_OVF) {
+				bind_overflow(f, run);
+				return 1;
+			}
+			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip) {
+				run->ip = f->ip;
+				run->mode = f->mode;
+				if (bind_ip_event(f, run))
+					return 1;
+				continue;
+			}
+			if (nx->kind == NX_PGE) {
+				/* Enabled again without a disable: say so, never jump silently. */
+				ev_set(run, PTREC_BR_ENABLE, f->ip, nx->ip, nx->tflags, nx->tsc);
+				run->offset = nx->off;
+				f->ip = nx->ip;
+				if (nx->has_mode)
+					f->mode = nx->new_mode;
+				f->cur_blk = -1;
+				nx->kind = NX_NONE;
+				return 1;
+			}
+		}
+		if (++f->no_progress > NO_PROGRESS_LIMIT) {
+			if (nx->kind == NX_END) {
+				f->state = ST_END;
+				return 0;
+			}
+			gap(f, run, f->ip, -PTREC_ESTATE, "no packet consumed for too long", f->pos,
+			    f->pos);
+			return 1;
+		}
+
+		/* The block at ip. */
+		if (pt_image_generation(f->image) != f->image_gen || f->nblk + 2 > BLK_CACHE_MAX) {
+			cache_flush(f);
+			f->image_gen = pt_image_generation(f->image);
+		}
+		int32_t bi = f->cur_blk;
+		if (bi < 0 || f->blk[bi].start != f->ip || f->blk[bi].mode != f->mode) {
+			bi = blk_get(f, f->ip, f->mode);
+			if (bi < 0)
+				return bi;
+		}
+		f->cur_blk = -1;
+		const struct blk *b = &f->blk[bi];
+		run->ip = b->start;
+		run->mode = b->mode;
+		run->len = f->lens + b->len_off;
+		run->ninsn = b->ninsn;
+		run->last_iclass = b->end == BLK_BRANCH ? b->iclass : X86_IC_OTHER;
+
+		/* An IP event inside the block binds before that instruction executes. */
+		if (f->tnt_n == 0 && nx_is_ip_event(nx->kind) && nx->ip > b->start &&
+		    nx->ip <= b->end_ip) {
+			uint64_t a = b->start;
+			uint32_t k = 0;
+			while (k < b->ninsn && a < nx->ip)
+				a += run->len[k++];
+			if (a == nx->ip) {
+				run->ninsn = k;
+				run->last_iclass = X86_IC_OTHER;
+				f->ip = a;
+				if (bind_ip_event(f, run))
+					return 1;
+				return 1; /* a sync point: deliver the prefix, continue next call */
+			}
+		}
+
+		if (b->end == BLK_ERROR) {
+			gap(f, run, b->end_ip, b->err,
+			    b->err == -PTREC_ENOMAP ? "no code image at IP" : "undecodable instruction",
+			    f->pos, f->pos);
+			return 1;
+		}
+		if (b->end == BLK_OPEN) {
+			f->ip = b->end_ip + b->last_len;
+			return 1;
+		}
+
+		uint64_t at = b->end_ip;
+		uint64_t next = at + b->last_len;
+		int bit;
+		switch (b->iclass) {
+		case X86_IC_JCC:
+			bit = tnt_pop(f);
+			if (bit < 0)
+				goto no_decision;
+			ev_set(run, PTREC_BR_JCC, at, bit ? b->target : next, f->tnt_tflags, f->tnt_tsc);
+			run->offset = f->tnt_off;
+			if (bit)
+				run->ev.flags |= PTREC_BRF_TAKEN;
+			f->ip = bit ? b->target : next;
+			f->no_progress = 0;
+			if (b->succ[bit] < 0) {
+				int32_t s = blk_get(f, f->ip, f->mode);
+				if (s < 0)
+					return s;
+				b = &f->blk[bi]; /* blk_get may have moved the array */
+				f->blk[bi].succ[bit] = s;
+			}
+			f->cur_blk = f->blk[bi].succ[bit];
+			return 1;
+		case X86_IC_JMP:
+		case X86_IC_CALL:
+			if (f->tnt_n == 0 && nx->kind == NX_PGD &&
+			    ((nx->has_ip && nx->ip == b->target) ||
+			     (!nx->has_ip && (f->errata & PT_ERRATUM_SKL014)))) {
+				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
+				       nx->tsc);
+				run->offset = nx->off;
+				nx->kind = NX_NONE;
+				f->state = ST_DISABLED;
+				return 1;
+			}
+			ev_set(run, b->iclass == X86_IC_JMP ? PTREC_BR_JMP : PTREC_BR_CALL, at, b->target,
+			       f->tnt_tflags, f->tnt_tsc);
+			run->offset = f->tnt_off;
+			if (b->iclass == X86_IC_CALL)
+				ret_push(f, next);
+			f->ip = b->target;
+			if (b->succ[1] < 0) {
+				int32_t s = blk_get(f, f->ip, f->mode);
+				if (s < 0)
+					return s;
+				f->blk[bi].succ[1] = s;
+			}
+			f->cur_blk = f->blk[bi].succ[1];
+			return 1;
+		case X86_IC_RET:
+			if (f->tnt_n || (nx->kind == NX_NONE && (lookahead(f, 0), f->tnt_n))) {
+				bit = tnt_pop(f);
+				uint64_t to;
+				if (!bit) {
+					gap(f, run, at, -PTREC_ESTATE, "compressed return not taken",
+					    f->tnt_off, f->pos);
+					return 1;
+				}
+				if (ret_pop(f, &to)) {
+					gap(f, run, at, -PTREC_ESTATE, "compressed return with empty stack",
+					    f->tnt_off, f->pos);
+					return 1;
+				}
+				ev_set(run, PTREC_BR_RET, at, to, f->tnt_tflags, f->tnt_tsc);
+				run->ev.flags |= PTREC_BRF_COMPRESSED_RET;
+				run->offset = f->tnt_off;
+				f->ip = to;
+				f->no_progress = 0;
+				return 1;
+			}
+			/* fall through: uncompressed return takes a TIP */
+		default: /* JMP_IND, CALL_IND, RET (TIP), FAR */
+			if (nx->kind == NX_NONE)
+				lookahead(f, 1);
+			nx = &f->nx;
+			if (nx->kind == NX_TIP) {
+				if (!nx->has_ip) {
+					gap(f, run, at, -PTREC_EFORMAT, "TIP without IP", nx->off, f->pos);
+					return 1;
+				}
+				unsigned kind = b->iclass == X86_IC_RET ? PTREC_BR_RET
+				              : b->iclass == X86_IC_JMP_IND ? PTREC_BR_IND_JMP
+				              : b->iclass == X86_IC_CALL_IND ? PTREC_BR_IND_CALL
+				              : PTREC_BR_FAR;
+				ev_set(run, kind, at, nx->ip, nx->tflags, nx->tsc);
+				run->offset = nx->off;
+				if (b->iclass == X86_IC_CALL_IND)
+					ret_push(f, next);
+				f->ip = nx->ip;
+				if (nx->has_mode)
+					f->mode = nx->new_mode;
+				nx->kind = NX_NONE;
+				f->no_progress = 0;
+				if (f->blk[bi].succ_ind >= 0 &&
+				    f->blk[f->blk[bi].succ_ind].start == f->ip &&
+				    f->blk[f->blk[bi].succ_ind].mode == f->mode) {
+					f->cur_blk = f->blk[bi].succ_ind;
+				} else {
+					int32_t s = blk_get(f, f->ip, f->mode);
+					if (s < 0)
+						return s;
+					f->blk[bi].succ_ind = s;
+					f->cur_blk = s;
+				}
+				return 1;
+			}
+			if (nx->kind == NX_PGD) {
+				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
+				       nx->tsc);
+				run->offset = nx->off;
+				if (b->iclass == X86_IC_CALL_IND)
+					ret_push(f, next);
+				nx->kind = NX_NONE;
+				f->state = ST_DISABLED;
+				return 1;
+			}
+			goto no_decision;
+		}
+	no_decision:
+		/* The branch at the end of the block cannot be resolved: it is not reported. */
+		run->ninsn = b->ninsn - 1;
+		run->last_iclass = X86_IC_OTHER;
+		f->ip = at;
+		nx = &f->nx;
+		if (nx->kind == NX_END) {
+			f->state = ST_END;
+			return 1;
+		}
+		if (nx->kind == NX_OVF) {
+			bind_overflow(f, run);
+			return 1;
+		}
+		mismatch(f, run, at, b->iclass == X86_IC_JCC ? "conditional branch without TNT bit"
+		                     : b->iclass == X86_IC_RET ? "return without TNT bit or TIP"
+		                     : "indirect branch without TIP");
+		return 1;
+	}
+}
+
+/* Handles the states other than ST_ENABLED.  Returns 1 with a run, 0 at the end, or -1 to go
+ * on (state changed). */
+static int step_other(struct pt_flow *f, struct pt_flow_run *run)
+{
+	switch (f->state) {
+	case ST_END:
+		return 0;
+	case ST_SYNC: {
+		long off = pt_packet_find_psb(f->buf, f->len, f->pos);
+		if (off < 0) {
+			f->stats.skipped += f->len - f->pos;
+			f->pos = f->len;
+			f->state = ST_END;
+			if (!f->synced_once) {
+				f->synced_once = 1;
+				gap(f, run, 0, -PTREC_ENOSYNC, "no PSB in the trace", 0, f->len);
+				f->state = ST_END;
+				return 1;
+			}
+			return 0;
+		}
+		f->stats.skipped += (uint64_t)off - f->pos;
+		f->pos = (size_t)off;
+		f->synced_once = 1;
+		f->nx.kind = NX_NONE;
+		f->tnt_n = 0;
+		f->ret_n = 0;
+		f->has_pending_mode = 0;
+		f->cur_blk = -1;
+		int have_fup;
+		uint64_t ip = 0;
+		int e = psb_plus(f, &have_fup, &ip);
+		if (e == 1) {
+			f->state = ST_END;
+			return 0;
+		}
+		if (e < 0) {
+			f->pos = (size_t)off + 1; /* skip this PSB, try the next one */
+			return -1;
+		}
+		f->no_progress = 0;
+		if (have_fup) {
+			f->ip = ip;
+			f->state = ST_ENABLED;
+		} else {
+			f->state = ST_DISABLED;
+		}
+		return -1;
+	}
+	case ST_DISABLED: {
+		f->tnt_n = 0; /* bits while disabled carry no flow */
+		lookahead(f, 0);
+		struct nx *nx = &f->nx;
+		switch (nx->kind) {
+		case NX_NONE:
+			return -1; /* a TNT packet was read (and dropped) */
+		case NX_PGE:
+		case NX_SYNC:
+			ev_set(run, PTREC_BR_ENABLE, 0, nx->ip, nx->tflags, nx->tsc);
+			run->offset = nx->off;
+			f->ip = nx->ip;
+			if (nx->has_mode)
+				f->mode = nx->new_mode;
+			else if (f->has_pending_mode) {
+				f->mode = f->pending_mode;
+				f->has_pending_mode = 0;
+			}
+			nx->kind = NX_NONE;
+			f->state = ST_ENABLED;
+			f->cur_blk = -1;
+			return 1;
+		case NX_OVF:
+			bind_overflow(f, run);
+			return 1;
+		case NX_END:
+			f->state = ST_END;
+			return 0;
+		case NX_ERR:
+			gap(f, run, 0, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
+			return 1;
+		default: /* TIP, PGD, FUP pairs while disabled: nothing executes */
+			nx->kind = NX_NONE;
+			return -1;
+		}
+	}
+	default:
+		return -1;
+	}
+}
+
+int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
+{
+	memset(run, 0, sizeof(*run));
+	if (f->ptw_n) {
+		run->aux = PT_FLOW_AUX_PTW;
+		run->aux_payload = f->ptw[f->ptw_head];
+		run->ip = f->ip;
+		run->mode = f->mode;
+		f->ptw_head = (f->ptw_head + 1) % PTW_QUEUE;
+		f->ptw_n--;
+		return 1;
+	}
+	/* Bounded: each non-returning pass consumes trace bytes or changes state. */
+	for (;;) {
+		int r;
+		if (f->state == ST_ENABLED) {
+			r = walk(f, run);
+			if (r < 0)
+				return r;
+			if (r == 0 && run->ninsn == 0 && run->ev.kind == PTREC_BR_NONE)
+				return 0;
+			r = 1;
+		} else {
+			r = step_other(f, run);
+			if (r < 0)
+				continue;
+		}
+		if (r > 0) {
+			f->stats.insns += run->ninsn;
+			if (run->ev.kind != PTREC_BR_NONE)
+				f->stats.events++;
+			if (run->ninsn == 0 && run->ev.kind == PTREC_BR_NONE && run->aux == 0) {
+				if (f->state == ST_END)
+					return 0;
+				continue;
+			}
+		}
+		return r;
+	}
+}
+
+int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec_branch *ev,
+                      struct pt_flow_run *run)
+{
+	for (;;) {
+		if (f->it_have) {
+			struct pt_flow_run *r = &f->it_run;
+			if (f->it_i < r->ninsn) {
+				insn->ip = f->it_ip;
+				insn->length = r->len[f->it_i];
+				insn->mode = r->mode;
+				insn->iclass = f->it_i + 1 == r->ninsn ? r->last_iclass : X86_IC_OTHER;
+				f->it_ip += insn->length;
+				f->it_i++;
+				return PT_FLOW_INSN;
+			}
+			if (!f->it_event_done && (r->ev.kind != PTREC_BR_NONE || r->aux)) {
+				f->it_event_done = 1;
+				*ev = r->ev;
+				if (run)
+					*run = *r;
+				return PT_FLOW_EVENT;
+			}
+			f->it_have = 0;
+		}
+		int e = pt_flow_next_run(f, &f->it_run);
+		if (e <= 0)
+			return e;
+		f->it_have = 1;
+		f->it_i = 0;
+		f->it_ip = f->it_run.ip;
+		f->it_event_done = 0;
+	}
+}
+
+int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_image *image,
+                        const struct pt_flow_last_opts *opts, struct branch_ring *ring,
+                        struct pt_flow_stats *stats)
+{
+	static const struct pt_flow_last_opts none;
+	if (!image || !ring || (!buf && len))
+		return -PTREC_EINVAL;
+	if (!opts)
+		opts = &none;
+	struct pt_flow_config cfg = {buf, len, image, opts->errata, opts->time};
+	struct pt_flow *f = pt_flow_new(&cfg);
+	if (!f)
+		return -PTREC_ENOMEM;
+	branch_ring_clear(ring);
+	struct pt_flow_run run;
+	int ret = 0;
+	for (unsigned long n = 1;; n++) {
+		int e = pt_flow_next_run(f, &run);
+		if (e <= 0) {
+			ret = e;
+			break;
+		}
+		if (run.ev.kind != PTREC_BR_NONE &&
+		    !(opts->taken_only && run.ev.kind == PTREC_BR_JCC &&
+		      !(run.ev.flags & PTREC_BRF_TAKEN)))
+			branch_ring_push(ring, &run.ev);
+		if (opts->stop && (n & 4095) == 0 && opts->stop(opts->stop_arg)) {
+			ret = -PTREC_ERATE;
+			break;
+		}
+	}
+	if (stats)
+		*stats = f->stats;
+	if (ret == 0)
+		ret = f->stats.gaps > 0x7fffffff ? 0x7fffffff : (int)f->stats.gaps;
+	pt_flow_free(f);
+	return ret;
+}

@@ -1,0 +1,165 @@
+/* pt_flow.h — Intel PT instruction flow: packets plus a code image in, instructions and branch
+ * events out.
+ *
+ * Pure: no I/O, no globals; memory is the decoder itself plus its block cache (no allocation per
+ * instruction or per event).  Never crashes or hangs on any input: every loop is bounded, every
+ * inconsistency becomes a GAP event followed by a resync at the next PSB.
+ *
+ * Semantics (SDM vol. 3C ch. "Intel Processor Trace", matching libipt's instruction decoder):
+ * - Decoding starts at the first PSB.  PSB+ (up to PSBEND) refreshes state: FUP = the IP where
+ *   execution continues (no FUP: tracing is disabled until TIP.PGE), MODE.Exec, MODE.TSX,
+ *   TSC/TMA/CBR, PIP, VMCS.  The first sync emits no event.
+ * - TNT bits are consumed oldest first through a queue that carries across packets.  A TIP may
+ *   be deferred by the hardware: TNT bits for branches after an indirect branch can precede its
+ *   TIP; an indirect branch takes the next TIP even while bits remain queued.
+ * - Near RET: if a TNT bit is queued it is a compressed return (the bit must be 1, the target is
+ *   popped from a 64-entry return stack fed by near calls); otherwise it takes the next TIP.
+ * - Asynchronous events bind to an IP and only once the TNT queue is empty (all earlier
+ *   conditional branches resolved): FUP(X)+TIP(Y) is an interrupt/exception (INTERRUPT event
+ *   X->Y), FUP(X)+TIP.PGD is an asynchronous disable (DISABLE event from X).  The instruction at
+ *   X is NOT reported as executed: for a fault with kernel tracing off, the instruction stream
+ *   ends with the instruction before the faulting one, and DISABLE.from is the faulting IP
+ *   (libipt's ptev_async_disabled.at / ptev_async_branch.from).
+ * - TIP.PGD without FUP ends tracing at the branch needing it (syscall into the untraced kernel,
+ *   a branch out of the filter region): that branch is executed, DISABLE.from is its address.
+ *   TIP.PGE(X) re-enables at X (ENABLE event, to = X).
+ * - MODE.Exec applies to the target of the next TIP/TIP.PGE (or the PSB+ IP); 64/32/16-bit.
+ * - MODE.TSX: begin/commit bind at their FUP silently; an abort (TXAbort) is followed by
+ *   FUP(X)+TIP(handler) and becomes a TSX_ABORT event X->handler (X not executed).
+ * - OVF: an OVERFLOW event; the TNT queue and return stack are dropped; decoding resumes at the
+ *   following FUP (to = its IP) or TIP.PGE (to = 0, then an ENABLE event), or the next PSB+.
+ * - PTW: each PTWRITE payload is delivered as a PT_FLOW_AUX_PTW item where it occurs.
+ * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
+ *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
+ *   text) and decoding resumes at the next PSB after the error.
+ * - The end of the trace stops the flow at the first instruction needing a packet that is not
+ *   there (that instruction is not reported).
+ * - Every branch event carries the time (pt_time.h) current at the packet that decided it. */
+#ifndef PTREC_PT_FLOW_H
+#define PTREC_PT_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "branch.h"
+#include "branch_ring.h"
+#include "pt_image.h"
+#include "pt_time.h"
+#include "x86_ild.h"
+
+/* Processor errata the decoder works around (see pt_flow_cpu_errata). */
+#define PT_ERRATUM_SKL014 0x1u /* TIP.PGD without IP after a direct branch leaving the filter
+                                  region: disable after that branch */
+#define PT_ERRATUM_APL11  0x2u /* OVF may be followed by a spurious TIP.PGD: ignore it */
+#define PT_ERRATUM_SKD010 0x4u /* the FUP after OVF may be missing: resume at the next TIP */
+
+/* A CPU as F/M/S (display family/model/stepping). */
+struct pt_flow_cpu {
+	uint16_t family;   /* e.g. 6 */
+	uint16_t model;    /* e.g. 0x4e */
+	uint16_t stepping; /* 0 if unknown */
+};
+
+/* Decoder configuration. */
+struct pt_flow_config {
+	const uint8_t *buf;          /* the trace (borrowed; must outlive the decoder) */
+	size_t len;                  /* its size */
+	struct pt_image *image;      /* the code image (borrowed) */
+	unsigned errata;             /* PT_ERRATUM_* bits (see pt_flow_cpu_errata) */
+	struct pt_time_config time;  /* what is known about the clocks (zeros: nothing) */
+};
+
+/* Auxiliary (non-branch) items. */
+enum pt_flow_aux {
+	PT_FLOW_AUX_NONE = 0, /* none */
+	PT_FLOW_AUX_PTW,      /* PTWRITE payload in aux_payload */
+};
+
+/* One step of the flow: a run of consecutive executed instructions, then what ended it. */
+struct pt_flow_run {
+	uint64_t ip;           /* address of the first instruction of the run */
+	uint32_t ninsn;        /* instructions executed in the run (may be 0) */
+	uint8_t mode;          /* enum x86_mode of the run */
+	uint8_t last_iclass;   /* enum x86_iclass of the last instruction (ninsn > 0) */
+	uint8_t aux;           /* enum pt_flow_aux: an auxiliary item instead of an event */
+	uint8_t pad_;
+	const uint8_t *len;    /* ninsn instruction lengths; valid until the next call */
+	struct ptrec_branch ev;/* event after the run (kind PTREC_BR_NONE: none) */
+	const char *why;       /* GAP: a short description of the cause, else NULL */
+	uint64_t aux_payload;  /* PT_FLOW_AUX_PTW: the payload */
+	uint64_t offset;       /* trace offset of the packet that decided ev (or of the error) */
+};
+
+/* One executed instruction. */
+struct pt_flow_insn {
+	uint64_t ip;     /* address */
+	uint8_t length;  /* bytes */
+	uint8_t iclass;  /* enum x86_iclass (branches; X86_IC_OTHER for everything else) */
+	uint8_t mode;    /* enum x86_mode */
+};
+
+/* Counters, cumulative. */
+struct pt_flow_stats {
+	uint64_t insns;        /* instructions reported */
+	uint64_t events;       /* branch events reported (all kinds) */
+	uint64_t gaps;         /* GAP events */
+	uint64_t overflows;    /* OVERFLOW events */
+	uint64_t skipped;      /* trace bytes skipped before the first PSB and when resyncing */
+	uint64_t blocks;       /* basic blocks decoded into the cache */
+	uint64_t block_hits;   /* block cache lookups that hit */
+};
+
+struct pt_flow;
+
+/* Returns the errata flags (PT_ERRATUM_*) that apply to cpu; 0 for a zeroed cpu. */
+unsigned pt_flow_cpu_errata(const struct pt_flow_cpu *cpu);
+
+/* Parses "F/M[/S]" (decimal or 0x-hex numbers) into *cpu.  Returns 0 or -PTREC_EINVAL. */
+int pt_flow_parse_cpu(const char *s, struct pt_flow_cpu *cpu);
+
+/* Creates a decoder over cfg->buf with cfg->image.  Returns NULL on bad arguments or when out of
+ * memory. */
+struct pt_flow *pt_flow_new(const struct pt_flow_config *cfg);
+
+/* Frees the decoder and its block cache.  NULL is ignored. */
+void pt_flow_free(struct pt_flow *f);
+
+/* Decodes the next run.  Returns 1 and fills *run, 0 at the end of the trace, or -PTREC_ENOMEM
+ * (the block cache could not grow; the decoder is still usable after memory is freed).
+ * A trace without any PSB yields one GAP (reason PTREC_ENOSYNC) and then the end. */
+int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run);
+
+/* Instruction iterator over the runs: returns PT_FLOW_INSN and fills *insn, PT_FLOW_EVENT and
+ * fills *ev (a branch event, or for aux items a PTREC_BR_NONE event with *run describing it),
+ * 0 at the end, or -PTREC_ENOMEM.  run may be NULL when the caller does not want details. */
+#define PT_FLOW_INSN 1
+#define PT_FLOW_EVENT 2
+int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec_branch *ev,
+                      struct pt_flow_run *run);
+
+/* Returns the counters so far. */
+const struct pt_flow_stats *pt_flow_stats(const struct pt_flow *f);
+
+/* Options of pt_flow_decode_last. */
+struct pt_flow_last_opts {
+	unsigned errata;             /* PT_ERRATUM_* bits */
+	struct pt_time_config time;  /* clock knowledge (zeros: nothing) */
+	int taken_only;              /* drop not-taken conditional branches from the ring */
+	int (*stop)(void *arg);      /* polled every few thousand runs; non-zero stops decoding
+	                                (e.g. a deadline); may be NULL */
+	void *stop_arg;              /* its argument */
+};
+
+/* Entry point for reports: decodes the whole PT buffer buf[0..len) against image and keeps the
+ * last ring->cap branch events (oldest overwritten) in ring, which the caller set up with
+ * branch_ring_init (its old contents are cleared).  Every branch event kind goes in, GAP and
+ * OVERFLOW included; with opts->taken_only not-taken JCC events are left out.  opts may be NULL.
+ * stats (may be NULL) receives the counters.
+ * Returns the number of GAP events (0 = the whole trace decoded cleanly), 
+ * -PTREC_EINVAL for bad arguments, -PTREC_ENOMEM, or -PTREC_ERATE when opts->stop stopped it
+ * (ring then holds the events up to that point). */
+int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_image *image,
+                        const struct pt_flow_last_opts *opts, struct branch_ring *ring,
+                        struct pt_flow_stats *stats);
+
+#endif
