@@ -498,7 +498,7 @@ static int pkt_ip(struct pt_flow *f, const struct pt_packet *pkt, uint64_t *ip)
 	return e < 0 ? -PTREC_EFORMAT : 1;
 }
 
-/* Processes PSB+ starting at the PSB at pos.  Sets *have_fup/*fup.  Returns 0, 1 if the trace
+/* Processes PSB+ starting at the PSB at pos.  Sets have_fup and fup.  Returns 0, 1 if the trace
  * ended inside it, or a negative error (pos is then at the bad packet). */
 static int psb_plus(struct pt_flow *f, int *have_fup, uint64_t *fup)
 {
@@ -874,8 +874,11 @@ static inline int tnt_pop(struct pt_flow *f)
 static int walk(struct pt_flow *f, struct pt_flow_run *run)
 {
 	for (;;) {
-		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
+		if (f->tnt_n == 0 && f->nx.kind == NX_NONE) {
 			lookahead(f, 0);
+			if (f->ptw_n)
+				return 2; /* deliver PTWRITE payloads before the code that follows */
+		}
 		struct nx *nx = &f->nx;
 		if (f->tnt_n == 0) {
 			if (nx->kind == NX_OVF) {
@@ -1012,11 +1015,15 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 				bit = tnt_pop(f);
 				uint64_t to;
 				if (!bit) {
+					run->ninsn = b->ninsn - 1; /* the return is not reported */
+					run->last_iclass = X86_IC_OTHER;
 					gap(f, run, at, -PTREC_ESTATE, "compressed return not taken",
 					    f->tnt_off, f->pos);
 					return 1;
 				}
 				if (ret_pop(f, &to)) {
+					run->ninsn = b->ninsn - 1; /* the return is not reported */
+					run->last_iclass = X86_IC_OTHER;
 					gap(f, run, at, -PTREC_ESTATE, "compressed return with empty stack",
 					    f->tnt_off, f->pos);
 					return 1;
@@ -1028,7 +1035,8 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 				f->no_progress = 0;
 				return 1;
 			}
-			/* fall through: uncompressed return takes a TIP */
+			/* An uncompressed return takes a TIP, like the indirect branches. */
+			/* fall through */
 		default: /* JMP_IND, CALL_IND, RET (TIP), FAR */
 			if (nx->kind == NX_NONE)
 				lookahead(f, 1);
@@ -1206,6 +1214,8 @@ int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 			r = walk(f, run);
 			if (r < 0)
 				return r;
+			if (r == 2)
+				return pt_flow_next_run(f, run); /* one PTW item: no recursion beyond */
 			if (r == 0 && run->ninsn == 0 && run->ev.kind == PTREC_BR_NONE)
 				return 0;
 			r = 1;
