@@ -24,6 +24,17 @@ void pt_time_lost(struct pt_time *t)
 	t->cyc_since = 0;
 }
 
+/* n ticks times per, saturated (a corrupt trace must not overflow the conversion). */
+static uint64_t scale(uint64_t n, double per)
+{
+	double v = (double)n * per;
+	if (!(v >= 0))
+		return 0;
+	if (v >= 9.0e18)
+		return (uint64_t)9.0e18;
+	return (uint64_t)v;
+}
+
 /* Moves the CYC base to the current time and, if nothing better is known, calibrates cycles to
  * TSC ticks from the cycles counted since the previous base. */
 static void cyc_rebase(struct pt_time *t)
@@ -82,7 +93,7 @@ static void on_mtc(struct pt_time *t, uint64_t payload)
 		ctc += window;
 	t->ctc = ctc;
 	if (t->tsc_per_ctc > 0) {
-		uint64_t tsc = t->base_tsc + (uint64_t)((double)(ctc - t->base_ctc) * t->tsc_per_ctc);
+		uint64_t tsc = t->base_tsc + scale(ctc - t->base_ctc, t->tsc_per_ctc);
 		if (tsc > t->tsc)
 			t->tsc = tsc;
 		cyc_rebase(t);
@@ -99,7 +110,7 @@ static void on_cyc(struct pt_time *t, uint64_t cycles)
 		per = (double)t->cfg.nominal_ratio / (double)t->cbr;
 	if (per <= 0)
 		return;
-	uint64_t tsc = t->cyc_tsc + (uint64_t)((double)t->cyc_since * per);
+	uint64_t tsc = t->cyc_tsc + scale(t->cyc_since, per);
 	if (tsc > t->tsc)
 		t->tsc = tsc;
 	t->cycle_accurate = 1;
