@@ -1,0 +1,167 @@
+/* crasher.c — a program that crashes in the way its argument names, with libptrec recording
+ * (instrumented backend: built with -finstrument-functions -O0 -g).  Each case crashes in a
+ * function named after it, called through handle_request() from main(), so a test can check
+ * that the report names the crashing function and its callers.
+ *
+ *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort overflow two_threads heap
+ *                           thread_after_init ptrec_assert */
+#include <assert.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ptrec.h"
+
+static volatile int sink;
+/* Bad addresses kept in volatile variables, so the compiler cannot see them coming. */
+static volatile uintptr_t addr_null = 0, addr_wild = 0xdead0000beefull, addr_low = 8;
+static volatile int keep_recursing = 1;
+
+__attribute__((noinline)) static void crash_segv_null(void)
+{
+	*(volatile int *)addr_null = 1;
+}
+
+__attribute__((noinline)) static void crash_segv_wild(void)
+{
+	*(volatile int *)addr_wild = 2;
+}
+
+__attribute__((noinline)) static void crash_bus(void)
+{
+	char path[] = "/tmp/ptrec-bus-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, 8192) != 0)
+		exit(99);
+	volatile char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		exit(99);
+	unlink(path);
+	if (ftruncate(fd, 0) != 0)
+		exit(99);
+	sink = p[4096]; /* the page is beyond the end of the file now */
+}
+
+__attribute__((noinline)) static void crash_ill(void)
+{
+	__asm__ volatile("ud2");
+}
+
+__attribute__((noinline)) static void crash_fpe(void)
+{
+	volatile int zero = 0;
+	sink = 42 / zero;
+}
+
+__attribute__((noinline)) static void crash_abort(void)
+{
+	assert(sink == 12345);
+}
+
+__attribute__((noinline)) static int crash_overflow(int depth)
+{
+	volatile char pad[256];
+	pad[depth & 255] = (char)depth;
+	return keep_recursing ? crash_overflow(depth + 1) + pad[0] : pad[0];
+}
+
+static pthread_barrier_t both;
+
+__attribute__((noinline)) static void crash_in_thread(void)
+{
+	*(volatile int *)addr_low = 3;
+}
+
+static void *two_threads_worker(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&both);
+	crash_in_thread();
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_two_threads(void)
+{
+	pthread_t t[2];
+	pthread_barrier_init(&both, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, two_threads_worker, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+}
+
+__attribute__((noinline)) static void crash_heap(void)
+{
+	char *a = malloc(64);
+	char *b = malloc(64);
+	/* Smash the chunk headers around both blocks, then fault: the crash path must not touch
+	 * malloc. */
+	memset(a - 16, 0xff, 256);
+	sink = (int)(uintptr_t)b;
+	*(volatile int *)addr_null = 4;
+}
+
+__attribute__((noinline)) static void crash_late_thread_fn(void)
+{
+	*(volatile int *)(addr_low + 8) = 5;
+}
+
+static void *late_thread_main(void *arg)
+{
+	(void)arg;
+	crash_late_thread_fn();
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_thread_after_init(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, late_thread_main, NULL);
+	pthread_join(t, NULL);
+}
+
+__attribute__((noinline)) static void crash_ptrec_assert(void)
+{
+	PTREC_ASSERT_MSG(sink == 777, "sink is %d", sink);
+}
+
+__attribute__((noinline)) static void handle_request(const char *c)
+{
+	if (!strcmp(c, "segv_null")) crash_segv_null();
+	else if (!strcmp(c, "segv_wild")) crash_segv_wild();
+	else if (!strcmp(c, "bus")) crash_bus();
+	else if (!strcmp(c, "ill")) crash_ill();
+	else if (!strcmp(c, "fpe")) crash_fpe();
+	else if (!strcmp(c, "abort")) crash_abort();
+	else if (!strcmp(c, "overflow")) sink = crash_overflow(0);
+	else if (!strcmp(c, "two_threads")) crash_two_threads();
+	else if (!strcmp(c, "heap")) crash_heap();
+	else if (!strcmp(c, "thread_after_init")) crash_thread_after_init();
+	else if (!strcmp(c, "ptrec_assert")) crash_ptrec_assert();
+	else {
+		fprintf(stderr, "crasher: unknown case %s\n", c);
+		exit(98);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: crasher CASE\n");
+		return 98;
+	}
+	int r = ptrec_init(NULL);
+	if (r != 0) {
+		fprintf(stderr, "crasher: ptrec_init: %s\n", ptrec_strerror(r));
+		return 97;
+	}
+	handle_request(argv[1]);
+	fprintf(stderr, "crasher: %s did not crash\n", argv[1]);
+	return 96;
+}
