@@ -1,0 +1,90 @@
+/* snapshotter.c — takes ptrec_snapshot()s while three worker threads keep running
+ * (instrumented backend: built with -finstrument-functions).  Exits 0 when every step behaved:
+ * the first snapshot is written and names its report, an immediate second one is refused by
+ * the rate limit, the workers were never stopped (they kept counting), and the process goes on.
+ * Prints the report (or dump) path on stdout. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrec.h"
+
+static atomic_int stop;
+static atomic_long progress[3];
+static volatile long sink;
+
+__attribute__((noinline)) static long worker_leaf(long x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) static void worker_step(int id)
+{
+	sink += worker_leaf(id);
+	atomic_fetch_add(&progress[id], 1);
+}
+
+static void *worker_main(void *arg)
+{
+	int id = (int)(long)arg;
+	while (!atomic_load(&stop))
+		worker_step(id);
+	return NULL;
+}
+
+__attribute__((noinline)) static int slow_request(char *path, size_t len)
+{
+	return ptrec_snapshot_path("request took 2500 ms", path, len);
+}
+
+int main(void)
+{
+	pthread_t t[3];
+	char path[4096] = "";
+	int ok = 1;
+
+	if (ptrec_init(NULL) != 0)
+		return 97;
+	for (long i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, worker_main, (void *)i);
+	while (atomic_load(&progress[0]) < 1000 || atomic_load(&progress[1]) < 1000 ||
+	       atomic_load(&progress[2]) < 1000)
+		usleep(1000);
+
+	int r = slow_request(path, sizeof(path));
+	if (r != 0) {
+		fprintf(stderr, "snapshotter: first snapshot: %s\n", ptrec_strerror(r));
+		ok = 0;
+	}
+	printf("%s\n", path);
+	r = ptrec_snapshot("again");
+	if (r != -PTREC_ERATE) {
+		fprintf(stderr, "snapshotter: second snapshot not rate limited: %d\n", r);
+		ok = 0;
+	}
+	/* The workers still run after the snapshot. */
+	long before[3];
+	for (int i = 0; i < 3; i++)
+		before[i] = atomic_load(&progress[i]);
+	usleep(20000);
+	for (int i = 0; i < 3; i++)
+		if (atomic_load(&progress[i]) == before[i]) {
+			fprintf(stderr, "snapshotter: worker %d stopped\n", i);
+			ok = 0;
+		}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	struct ptrec_status st;
+	st.struct_size = sizeof(st);
+	ptrec_status(&st);
+	if (st.snapshots_written != 1) {
+		fprintf(stderr, "snapshotter: %u snapshots written\n", st.snapshots_written);
+		ok = 0;
+	}
+	ptrec_shutdown();
+	return ok ? 0 : 1;
+}
