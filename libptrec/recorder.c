@@ -3,13 +3,13 @@
  * crash_signal.c and the files it uses. */
 #include "config.h"
 
-#include <cpuid.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cpuid.h"
 #include "ptrec_config.h"
 #include "recorder_internal.h"
 
@@ -66,22 +66,6 @@ int ptrec_backend_choose(const struct ptrec_backend_ops *const *cands, size_t n,
 			return -PTREC_ENOSUPP;
 	}
 	return PTREC_BACKEND_NONE;
-}
-
-static void cpu_identify(void)
-{
-	unsigned a, b, c, d;
-
-	if (!__get_cpuid(1, &a, &b, &c, &d))
-		return;
-	unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
-	if (family == 0xf)
-		family += (a >> 20) & 0xff;
-	if (family == 6 || family >= 0xf)
-		model += ((a >> 16) & 0xf) << 4;
-	ptrec_rec.cpu_family = family;
-	ptrec_rec.cpu_model = model;
-	ptrec_rec.cpu_stepping = a & 0xf;
 }
 
 /* The tool run at crash time: PTREC_BINDIR/ptrec, or $PTREC_TOOL when it is absolute. */
@@ -148,7 +132,7 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 		return -PTREC_ENOMEM;
 	}
 	tool_path_init();
-	cpu_identify();
+	ptrec_cpu_fms(&ptrec_rec.cpu_family, &ptrec_rec.cpu_model, &ptrec_rec.cpu_stepping);
 	atomic_store(&ptrec_rec.memory_used, 0);
 	atomic_store(&ptrec_rec.threads_attached, 0);
 	atomic_store(&ptrec_rec.threads_untraced, 0);
