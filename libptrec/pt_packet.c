@@ -22,7 +22,8 @@
 #define PSB_SIZE 16
 
 /* Largest CYC packet: 1 header byte (5 bits) + 9 extension bytes (7 bits each) = 68 bits,
- * enough for any 64-bit cycle count.  A 10th byte asking for more is malformed. */
+ * enough for any 64-bit cycle count.  A 10th byte asking for more, or one whose bits would not
+ * fit in 64, is malformed. */
 #define CYC_MAX_SIZE 10
 
 /* Reads n (0..8) little-endian bytes from p.  The caller guarantees p[0..n) is readable;
@@ -100,7 +101,9 @@ static int decode_cyc(const uint8_t *buf, size_t len, struct pt_packet *pkt)
 		if (i >= len)
 			return -PTREC_ETRUNC;
 		b = buf[i++];
-		cycles |= (uint64_t)(b >> 1) << shift; /* bits above 63 fall off (count wraps) */
+		if (shift > 57 && ((unsigned)(b >> 1) >> (64 - shift)) != 0)
+			return -PTREC_EFORMAT; /* the count would need more than 64 bits */
+		cycles |= (uint64_t)(b >> 1) << shift;
 		shift += 7;
 		b <<= 2; /* move this byte's Exp bit (bit 0) to where the loop tests it (bit 2) */
 	}
@@ -209,7 +212,7 @@ static int decode_ext(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
 		pkt->sub = buf[3];
 		pkt->payload2 = buf[2] >> 7;
 		return 4; /* keeps the block context */
-	case 0xa2: /* PWRX: last core C-state 3:0, deepest 7:4; wake reason 3:0; 3 reserved */
+	case 0xa2: /* PWRX: deepest core C-state 3:0, last 7:4; wake reason 3:0; 3 reserved */
 		NEED(7);
 		FIXED(PT_PKT_PWRX, 7);
 		pkt->payload = le_bytes(buf + 2, 5, len - 2);
@@ -355,7 +358,7 @@ int pt_packet_decode(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
 			*ctx = PT_CTX_NONE;
 		return 2;
 	}
-	default: /* 0xd9: TRIG: bit 7 IP, bit 6 MULT, bits 3:0 TRBV; ICNT[15:0] */
+	case 0xd9: /* TRIG: bit 7 IP, bit 6 MULT, bits 3:0 TRBV; ICNT[15:0] */
 		NEED(4);
 		pkt->type = PT_PKT_TRIG;
 		pkt->size = 4;
@@ -366,6 +369,8 @@ int pt_packet_decode(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
 		if (ctx)
 			*ctx = PT_CTX_NONE;
 		return 4;
+	default:
+		return -PTREC_EFORMAT; /* 0x39, 0x79, 0xb9, 0xf9: reserved headers */
 	}
 }
 
@@ -467,8 +472,8 @@ int pt_packet_format(const struct pt_packet *pkt, char *buf, size_t len)
 		return snprintf(buf, len, "c-state 0x%x, sub 0x%x%s", pkt->sub >> 4, pkt->sub & 0xf,
 		                p2 ? ", hw" : "");
 	case PT_PKT_PWRX:
-		return snprintf(buf, len, "last 0x%llx, deepest 0x%llx, wake 0x%x", p2 & 0xf,
-		                (p2 >> 4) & 0xf, pkt->sub);
+		return snprintf(buf, len, "last 0x%llx, deepest 0x%llx, wake 0x%x", (p2 >> 4) & 0xf,
+		                p2 & 0xf, pkt->sub);
 	case PT_PKT_BBP:
 		return snprintf(buf, len, "type 0x%02x, %u-byte items", pkt->sub & 0x1f,
 		                (pkt->sub & 0x80) ? 4 : 8);

@@ -102,6 +102,9 @@ static const struct tcase cases[] = {
 	/* CYC: xxxxx E 11; 0000 1011 = 1 cycle */
 	{"CYC 1 byte", 1, {0x0b}, N, N, PT_PKT_CYC, 0, 0, 0, 0, 1, 0, "cyc", "0x1"},
 	/* 0x1234 = 0x14 | 0x11 << 5 | 0x01 << 12: a7 (10100 1 11), 23 (0010001 1), 02 (0000001 0) */
+	/* 10 bytes: 5 + 8 * 7 = 61 bits, then the last byte's 3 low payload bits make bits 63:61 */
+	{"CYC 64 bits", 10, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0e}, N, N,
+	 PT_PKT_CYC, 0, 0, 0, 0, ~UINT64_C(0), 0, "cyc", "0xffffffffffffffff"},
 	{"CYC 3 bytes", 3, {0xa7, 0x23, 0x02}, B4, B4, PT_PKT_CYC, 0, 0, 0, 0, 0x1234, 0, "cyc",
 	 "0x1234"},
 	/* PTW: IP bit 7, PayloadBytes bits 6:5, 10010 */
@@ -117,9 +120,9 @@ static const struct tcase cases[] = {
 	/* PWRE: HW bit 7; resolved C-state 7:4, sub-state 3:0 */
 	{"PWRE", 4, {0x02, 0x22, 0x80, 0x21}, B8, B8, PT_PKT_PWRE, 0, 0, 0, 0x21, 0x2180, 1, "pwre",
 	 "c-state 0x2, sub 0x1, hw"},
-	/* PWRX: last core C-state 3:0, deepest 7:4; wake reason 3:0 */
+	/* PWRX: last core C-state 7:4, deepest 3:0; wake reason 3:0 */
 	{"PWRX", 7, {0x02, 0xa2, 0x62, 0x04, 0, 0, 0}, N, N, PT_PKT_PWRX, 0, 0, 0, 4, 0x0462, 0x462,
-	 "pwrx", "last 0x2, deepest 0x6, wake 0x4"},
+	 "pwrx", "last 0x6, deepest 0x2, wake 0x4"},
 	/* BBP: SZ bit 7 (1 = 4-byte items), type 4:0 */
 	{"BBP 4-byte items", 3, {0x02, 0x63, 0x81}, N, B4, PT_PKT_BBP, 0, 0, 0, 0x81, 0, 0, "bbp",
 	 "type 0x01, 4-byte items"},
@@ -201,6 +204,8 @@ static const struct { const char *what; uint8_t len; uint8_t b[12]; } reserved[]
 	{"header xxx00101", 1, {0x05}},
 	{"header xxx01001", 1, {0x29}},
 	{"header xxx10101", 1, {0xf5}},
+	{"header 00111001", 1, {0x39}},
+	{"header 11111001", 4, {0xf9, 0x81, 0x10, 0x00}},
 	{"MODE leaf 010", 2, {0x99, 0x40}},
 	{"MODE leaf 111", 2, {0x99, 0xe0}},
 	{"MODE.Exec CS.L with CS.D", 2, {0x99, 0x03}},
@@ -214,7 +219,8 @@ static const struct { const char *what; uint8_t len; uint8_t b[12]; } reserved[]
 	{"PSB broken at byte 5", 6, {0x02, 0x82, 0x02, 0x82, 0x02, 0x83}},
 	{"long TNT without stop bit", 8, {0x02, 0xa3, 0, 0, 0, 0, 0, 0}},
 	{"long TNT with no branch bits", 8, {0x02, 0xa3, 1, 0, 0, 0, 0, 0}},
-	{"CYC wider than 64 bits", 10, {0x07, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+	{"CYC longer than 10 bytes", 10, {0x07, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+	{"CYC wider than 64 bits", 10, {0x07, 1, 1, 1, 1, 1, 1, 1, 1, 0x10}},
 };
 
 static void check_reserved(void)
@@ -234,14 +240,15 @@ static void check_reserved(void)
 			fprintf(stderr, "  ^ reserved \"%s\"\n", reserved[i].what);
 	}
 
-	/* Header sweep: with a zero tail every header byte decodes except the 24 reserved
-	 * single-byte headers (xxx00101, xxx01001, xxx10101) and the 8 IP headers with
-	 * IPBytes 101/111. */
+	/* Header sweep: with a zero tail every header byte decodes except the 28 reserved
+	 * single-byte headers (xxx00101, xxx01001, xxx10101, and xx111001 next to the TSC/MTC/
+	 * MODE/TRIG headers xx011001), the 8 IP headers with IPBytes 101/111, and 02 00. */
 	for (unsigned b = 0; b < 256; b++) {
 		uint8_t buf[16] = {(uint8_t)b};
 		int r = pt_packet_decode(buf, sizeof(buf), NULL, &pkt);
 		unsigned low5 = b & 0x1f, ipb = b >> 5;
 		int expect_bad = ((b & 3) == 1 && (low5 == 0x05 || low5 == 0x09 || low5 == 0x15)) ||
+		                 (low5 == 0x19 && (b & 0x20)) ||
 		                 ((low5 == 0x01 || low5 == 0x0d || low5 == 0x11 || low5 == 0x1d) &&
 		                  (ipb == 5 || ipb == 7));
 
@@ -252,7 +259,7 @@ static void check_reserved(void)
 		CHECK_EQ_U64(r == -PTREC_EFORMAT, expect_bad);
 		CHECK(r == -PTREC_EFORMAT || (r >= 1 && r <= 16 && pkt.size == r));
 	}
-	CHECK_EQ_U64(count, 24 + 8 + 1);
+	CHECK_EQ_U64(count, 28 + 8 + 1);
 }
 
 static void check_block_context(void)
