@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "cpuid.h"
 #include "perf_config.h"
 #include "pmu_sysfs.h"
@@ -104,6 +105,25 @@ static void gather(struct info *in)
 	in->bts_rc = ptrec_bts_verdict(&in->cpu, &in->bts, &in->sys, in->bts_reason,
 	                               sizeof(in->bts_reason));
 
+	/* On the real system, let the kernel have the last word: the backends' probes open and
+	 * close a ring the way the recorder would (only where the facts did not already rule
+	 * the backend out). */
+	if (!in->root) {
+		struct ptrec_config cfg;
+
+		ptrec_config_init(&cfg);
+		cfg.ring_size = in->ring_size;
+		if (!in->pt_rc) {
+			in->pt_live = 1;
+			in->pt_rc = ptrec_backend_intel_pt.probe(&cfg, in->pt_reason,
+			                                         sizeof(in->pt_reason));
+		}
+		if (!in->bts_rc) {
+			in->bts_live = 1;
+			in->bts_rc = ptrec_backend_intel_bts.probe(&cfg, in->bts_reason,
+			                                           sizeof(in->bts_reason));
+		}
+	}
 	in->chosen = !in->pt_rc ? PTREC_BACKEND_INTEL_PT
 	             : !in->bts_rc ? PTREC_BACKEND_INTEL_BTS : PTREC_BACKEND_INSTRUMENTED;
 	in->env_backend = getenv("PTREC_BACKEND");

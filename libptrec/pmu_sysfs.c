@@ -483,14 +483,15 @@ static int access_verdict(const struct ptrec_pmu *pmu, const struct ptrec_sys *s
 	return 0;
 }
 
+/* "AuthenticAMD 19_11H, a KVMKVMKVM guest (CPUID.01H:ECX[31]=1)": short, for reasons that
+ * end up in 192-byte status fields. */
 static void cpu_words(const struct ptrec_cpu_info *cpu, char *reason, size_t len)
 {
-	add(reason, len, "vendor %s, family %02XH model %02XH", cpu->vendor[0] ? cpu->vendor : "?",
-	    cpu->family, cpu->model);
+	add(reason, len, "%s %02X_%02XH", cpu->vendor[0] ? cpu->vendor : "?", cpu->family,
+	    cpu->model);
 	if (cpu->hypervisor)
-		add(reason, len, ", a guest (CPUID.01H:ECX[31]=1%s%s%s)",
-		    cpu->hv_vendor[0] ? ", hypervisor \"" : "", cpu->hv_vendor,
-		    cpu->hv_vendor[0] ? "\"" : "");
+		add(reason, len, ", a %s%sguest (CPUID.01H:ECX[31]=1)", cpu->hv_vendor,
+		    cpu->hv_vendor[0] ? " " : "");
 }
 
 int ptrec_pt_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *pmu,
@@ -499,18 +500,18 @@ int ptrec_pt_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *p
 	if (len)
 		reason[0] = '\0';
 	if (!pmu->present) {
-		add(reason, len, "no intel_pt PMU in sysfs, ");
+		add(reason, len, "no intel_pt PMU in sysfs: ");
 		if (!cpu->pt) {
-			add(reason, len, "because the CPU does not enumerate Intel PT "
+			add(reason, len, "the CPU does not enumerate Intel PT "
 			    "(CPUID.(EAX=07H,ECX=0):EBX[25]=0; ");
 			cpu_words(cpu, reason, len);
 			if (!cpu->is_intel)
-				add(reason, len, "; Intel PT is an Intel feature");
+				add(reason, len, "; PT is an Intel feature");
 			else if (cpu->hypervisor)
 				add(reason, len, "; the hypervisor does not pass PT through");
 			add(reason, len, ")");
 		} else {
-			add(reason, len, "although the CPU enumerates Intel PT: the kernel lacks "
+			add(reason, len, "the CPU enumerates Intel PT, but the kernel lacks "
 			    "CONFIG_PERF_EVENTS_INTEL_PT or its driver did not start (see dmesg)");
 		}
 		return -PTREC_ENOSUPP;
@@ -524,24 +525,35 @@ int ptrec_bts_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *
 	if (len)
 		reason[0] = '\0';
 	if (!pmu->present) {
-		add(reason, len, "no intel_bts PMU in sysfs, ");
+		add(reason, len, "no intel_bts PMU in sysfs: ");
 		if (!cpu->is_intel) {
-			add(reason, len, "because BTS is an Intel feature (");
+			add(reason, len, "BTS is an Intel feature (");
 			cpu_words(cpu, reason, len);
 			add(reason, len, ")");
 		} else if (!cpu->dtes64 || !cpu->ds) {
-			add(reason, len, "because the CPU does not enumerate a 64-bit Debug Store "
+			add(reason, len, "the CPU does not enumerate a 64-bit Debug Store "
 			    "(CPUID.01H:EDX[21] DS=%u, ECX[2] DTES64=%u; ", cpu->ds, cpu->dtes64);
 			cpu_words(cpu, reason, len);
 			add(reason, len, ")");
 		} else if (sys->pti == 1) {
-			add(reason, len, "because the kernel does not register intel_bts while "
+			add(reason, len, "the kernel does not register intel_bts while "
 			    "page-table isolation (PTI, the Meltdown mitigation) is on");
 		} else {
-			add(reason, len, "although the CPU has a 64-bit Debug Store: the kernel "
-			    "has no BTS support for this model (x86_pmu.bts), or it is disabled");
+			add(reason, len, "the CPU has a 64-bit Debug Store, but the kernel has "
+			    "no BTS support for this model (x86_pmu.bts), or it is disabled");
 		}
 		return -PTREC_ENOSUPP;
 	}
-	return access_verdict(pmu, sys, reason, len);
+	int rc = access_verdict(pmu, sys, reason, len);
+	if (rc)
+		return rc;
+	/* bts_event_init: BTS leaks kernel addresses even with CPL0 tracing off, so a
+	 * user-only event needs perf_allow_kernel(): paranoid <= 1 or the capabilities. */
+	if (!sys->cap_perfmon && !sys->cap_sys_admin && sys->paranoid > 1) {
+		add(reason, len, "perf_event_paranoid is %d: the kernel allows intel_bts to "
+		    "unprivileged processes only at <= 1 (BTS records leak kernel addresses)",
+		    sys->paranoid);
+		return -PTREC_EPERM;
+	}
+	return 0;
 }

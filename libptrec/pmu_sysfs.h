@@ -132,7 +132,8 @@ const char *ptrec_paranoid_meaning(int level);
 /* Whether the intel_pt (or intel_bts) backend can work, judged from the facts alone (no
  * perf_event_open).  Returns 0 if nothing speaks against it, else a negative code with the
  * concrete cause in reason: -PTREC_ENOSUPP (PMU absent; the CPUID facts say why),
- * -PTREC_EPERM (perf_event_paranoid), -PTREC_ENOMEM (mlock budget below one 4 KiB ring). */
+ * -PTREC_EPERM (perf_event_paranoid; intel_bts needs <= 1 without CAP_PERFMON/SYS_ADMIN),
+ * -PTREC_ENOMEM (mlock budget below one 4 KiB ring). */
 int ptrec_pt_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *pmu,
                      const struct ptrec_sys *sys, char *reason, size_t len);
 int ptrec_bts_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *pmu,

@@ -1,0 +1,82 @@
+/* backend_bts.c — the intel_bts backend: Branch Trace Store through the kernel's perf
+ * intel_bts driver, AUX area in overwrite mode.
+ * freeze() and view() are ASYNC-SIGNAL-SAFE (perf_aux.c); the rest runs at init and at
+ * thread attach/detach.
+ *
+ * Ring contents (SDM Vol. 3 "BTS buffer", 64-bit DS format): 24-byte records
+ * {u64 from, u64 to, u64 flags (bit 4 = predicted)} written from the start of the ring; the
+ * last size % 24 bytes are never written and stay zero.  The kernel keeps no address filter
+ * for BTS: cfg->filter is not applied. */
+#include "config.h"
+
+#include <string.h>
+
+#include "backend.h"
+#include "perf_aux.h"
+#include "ptrec.h"
+#include "ptrec_config.h"
+
+static int bts_open(struct ptrec_ring *ring, size_t size, const struct ptrec_config *cfg,
+                    char *reason, size_t len)
+{
+	const struct ptrec_perf_facts *f = ptrec_perf_facts();
+	struct ptrec_perf_aux_spec spec = {
+		.pmu_name = "intel_bts",
+		.type = f->bts.type,
+		.sys = &f->sys,
+	};
+
+	(void)cfg;
+	return ptrec_perf_aux_open(ring, size, &spec, reason, len);
+}
+
+static int bts_probe(const struct ptrec_config *cfg, char *reason, size_t len)
+{
+	const struct ptrec_perf_facts *f = ptrec_perf_facts();
+	size_t size = cfg && ptrec_ring_size_valid(cfg->ring_size) ? cfg->ring_size
+	                                                           : PTREC_RING_DEFAULT;
+	struct ptrec_ring ring;
+
+	int rc = ptrec_bts_verdict(&f->cpu, &f->bts, &f->sys, reason, len);
+	if (rc)
+		return rc;
+	rc = bts_open(&ring, size, cfg, reason, len);
+	if (rc == -PTREC_ENOMEM && size > PTREC_RING_MIN)
+		rc = bts_open(&ring, PTREC_RING_MIN, cfg, reason, len);
+	if (rc)
+		return rc;
+	ptrec_perf_aux_close(&ring);
+	if (len)
+		reason[0] = '\0';
+	return 0;
+}
+
+static void bts_close(struct ptrec_ring *ring)
+{
+	ptrec_perf_aux_close(ring);
+}
+
+static int bts_freeze(struct ptrec_ring *ring)
+{
+	return ptrec_perf_aux_freeze(ring);
+}
+
+static int bts_thaw(struct ptrec_ring *ring)
+{
+	return ptrec_perf_aux_thaw(ring);
+}
+
+static int bts_view(const struct ptrec_ring *ring, struct ptrec_ring_view *view)
+{
+	return ptrec_perf_aux_view(ring, view);
+}
+
+const struct ptrec_backend_ops ptrec_backend_intel_bts = {
+	.id = PTREC_BACKEND_INTEL_BTS,
+	.probe = bts_probe,
+	.open = bts_open,
+	.close = bts_close,
+	.freeze = bts_freeze,
+	.thaw = bts_thaw,
+	.view = bts_view,
+};

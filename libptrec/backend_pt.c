@@ -1,0 +1,111 @@
+/* backend_pt.c — the intel_pt backend: a per-thread Intel PT ring through the kernel's perf
+ * intel_pt driver, AUX area in overwrite mode (the kernel's circular ToPA).
+ * freeze() and view() are ASYNC-SIGNAL-SAFE (perf_aux.c); the rest runs at init and at
+ * thread attach/detach. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "perf_aux.h"
+#include "perf_config.h"
+#include "ptrec.h"
+#include "ptrec_config.h"
+
+/* Builds the config for a ring of `size` bytes.  Returns 0 or a negative code with reason. */
+static int pt_config(size_t size, struct ptrec_pt_config *pc, char *reason, size_t len)
+{
+	const struct ptrec_perf_facts *f = ptrec_perf_facts();
+	struct ptrec_pt_request req;
+	char err[256];
+
+	ptrec_pt_request_default(&req, size);
+	int rc = ptrec_pt_config_build(&f->pt, &req, pc, err, sizeof(err));
+	if (rc)
+		snprintf(reason, len, "cannot build the intel_pt config: %s", err);
+	return rc;
+}
+
+static int pt_open(struct ptrec_ring *ring, size_t size, const struct ptrec_config *cfg,
+                   char *reason, size_t len)
+{
+	const struct ptrec_perf_facts *f = ptrec_perf_facts();
+	struct ptrec_pt_config pc;
+	int rc = pt_config(size, &pc, reason, len);
+
+	if (rc) {
+		memset(ring, 0, sizeof(*ring));
+		ring->fd = -1;
+		return rc;
+	}
+	struct ptrec_perf_aux_spec spec = {
+		.pmu_name = "intel_pt",
+		.type = f->pt.type,
+		.config = pc.config,
+		.config1 = pc.config1,
+		.config2 = pc.config2,
+		.filter = cfg ? cfg->filter : NULL,
+		.sys = &f->sys,
+	};
+	rc = ptrec_perf_aux_open(ring, size, &spec, reason, len);
+	if (rc == 0 && (pc.flags & PTREC_PT_MTC))
+		ring->mtc_period = pc.mtc_period;
+	return rc;
+}
+
+static int pt_probe(const struct ptrec_config *cfg, char *reason, size_t len)
+{
+	const struct ptrec_perf_facts *f = ptrec_perf_facts();
+	size_t size = cfg && ptrec_ring_size_valid(cfg->ring_size) ? cfg->ring_size
+	                                                           : PTREC_RING_DEFAULT;
+	struct ptrec_pt_config pc;
+	struct ptrec_ring ring;
+
+	int rc = ptrec_pt_verdict(&f->cpu, &f->pt, &f->sys, reason, len);
+	if (rc)
+		return rc;
+	rc = pt_config(size, &pc, reason, len);
+	if (rc)
+		return rc;
+	/* The kernel has the last word: open a ring as the recorder will, then close it. */
+	rc = pt_open(&ring, size, cfg, reason, len);
+	if (rc == -PTREC_ENOMEM && size > PTREC_RING_MIN)
+		rc = pt_open(&ring, PTREC_RING_MIN, cfg, reason, len);
+	if (rc)
+		return rc;
+	ptrec_perf_aux_close(&ring);
+	if (len)
+		reason[0] = '\0';
+	return 0;
+}
+
+static void pt_close(struct ptrec_ring *ring)
+{
+	ptrec_perf_aux_close(ring);
+}
+
+static int pt_freeze(struct ptrec_ring *ring)
+{
+	return ptrec_perf_aux_freeze(ring);
+}
+
+static int pt_thaw(struct ptrec_ring *ring)
+{
+	return ptrec_perf_aux_thaw(ring);
+}
+
+static int pt_view(const struct ptrec_ring *ring, struct ptrec_ring_view *view)
+{
+	return ptrec_perf_aux_view(ring, view);
+}
+
+const struct ptrec_backend_ops ptrec_backend_intel_pt = {
+	.id = PTREC_BACKEND_INTEL_PT,
+	.probe = pt_probe,
+	.open = pt_open,
+	.close = pt_close,
+	.freeze = pt_freeze,
+	.thaw = pt_thaw,
+	.view = pt_view,
+};
