@@ -103,7 +103,7 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 		crash_dump_path[0] = '\0';
 		r = -PTREC_EIO;
 	}
-	const char *what = ptrec_signal_name(signo);
+	const char *what = ptrec_crash_signame(signo);
 	if (event == PTREC_EVENT_ASSERT) {
 		struct ptrec_sbuf b;
 		ptrec_sbuf_init(&b, crash_what, sizeof(crash_what));
@@ -187,7 +187,7 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 			nested = 1;
 			if (atomic_fetch_add(&crash_nesting, 1) == 1) {
 				ptrec_stderr("ptrec: ");
-				ptrec_stderr(ptrec_signal_name(signo));
+				ptrec_stderr(ptrec_crash_signame(signo));
 				ptrec_stderr(" while writing the crash dump; it may be incomplete\n");
 				if (crash_dump_path[0] && !atomic_exchange(&crash_report_tried, 1))
 					ptrec_report_run(crash_dump_path, ptrec_rec.cfg.report_timeout_ms);

@@ -257,7 +257,7 @@ void ptrec_sbuf_udec(struct ptrec_sbuf *b, unsigned long long v);
 void ptrec_sbuf_hex(struct ptrec_sbuf *b, unsigned long long v);
 size_t ptrec_strlcpy(char *dst, const char *src, size_t cap);
 /* Returns the name of a crash signal ("SIGSEGV"), or "signal". */
-const char *ptrec_signal_name(int signo);
+const char *ptrec_crash_signame(int signo);
 /* Reads up to cap-1 bytes of a small file (e.g. /proc/self/comm) into buf, NUL-terminated,
  * trailing newline removed.  Returns the length, or -1. */
 long ptrec_read_small_file(const char *path, char *buf, size_t cap);

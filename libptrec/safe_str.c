@@ -96,7 +96,7 @@ size_t ptrec_strlcpy(char *dst, const char *src, size_t cap)
 	return n;
 }
 
-const char *ptrec_signal_name(int signo)
+const char *ptrec_crash_signame(int signo)
 {
 	switch (signo) {
 	case SIGSEGV: return "SIGSEGV";
