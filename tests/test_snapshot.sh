@@ -16,7 +16,7 @@ unset PTREC_BACKEND PTREC_FLAGS PTREC_SNAPSHOT_INTERVAL_MS PTREC_SNAPSHOT_MAX
 
 "$prog" >"$work/stdout" 2>"$work/stderr" &
 pid=$!
-wait $pid || { cat "$work/stderr"; fail "snapshotter exited with $?"; }
+wait $pid; st=$?; [ $st -eq 0 ] || { cat "$work/stderr"; fail "snapshotter exited with $st"; }
 cat "$work/stderr" "$work/stdout"
 set -- "$work"/ptrec.snapshotter.$pid.*.snapshot.ptrec
 [ $# -eq 1 ] && [ -f "$1" ] || fail "no snapshot dump in PTREC_DIR"

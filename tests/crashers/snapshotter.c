@@ -69,12 +69,15 @@ int main(void)
 	long before[3];
 	for (int i = 0; i < 3; i++)
 		before[i] = atomic_load(&progress[i]);
-	usleep(20000);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
+		/* Each one moves on (allow a loaded machine two seconds to schedule it). */
+		for (int w = 0; w < 2000 && atomic_load(&progress[i]) == before[i]; w++)
+			usleep(1000);
 		if (atomic_load(&progress[i]) == before[i]) {
 			fprintf(stderr, "snapshotter: worker %d stopped\n", i);
 			ok = 0;
 		}
+	}
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
