@@ -230,6 +230,7 @@ static int read_symtab(struct ptrec_elf *elf, const struct ptrec_elf_section *st
 		s.type = (uint8_t)type;
 		s.bind = (uint8_t)ELF64_ST_BIND(sym.st_info);
 		s.synthetic = 0;
+		s.shndx = sym.st_shndx;
 		if ((rc = add_sym(elf, cap, &s)))
 			return rc;
 	}
@@ -351,7 +352,7 @@ static int add_plt_syms(struct ptrec_elf *elf, size_t *cap)
 				hit = bsearch(&key, gots, ngots, sizeof(key), got_cmp);
 				if (hit) {
 					struct ptrec_elf_sym sym = {s->addr + e, step, NULL, STT_FUNC,
-					                            STB_GLOBAL, 1};
+					                            STB_GLOBAL, 1, (uint16_t)(s - elf->sections)};
 					char *name, **ow;
 					if (asprintf(&name, "%s@plt", hit->name) < 0) {
 						rc = -PTREC_ENOMEM;
@@ -461,6 +462,19 @@ static int load(struct ptrec_elf *elf, struct ptrec_warnings *w)
 			if (!out || elf->syms[out - 1].addr != elf->syms[i].addr)
 				elf->syms[out++] = elf->syms[i];
 		elf->nsyms = out;
+		/* A symbol without a size ends at the next symbol or at the end of its section. */
+		for (size_t i = 0; i < elf->nsyms; i++) {
+			struct ptrec_elf_sym *s = &elf->syms[i];
+			uint64_t end = i + 1 < elf->nsyms ? elf->syms[i + 1].addr : UINT64_MAX;
+			if (s->size)
+				continue;
+			if (s->shndx && s->shndx < elf->nsections) {
+				const struct ptrec_elf_section *sec = &elf->sections[s->shndx];
+				if (sec->addr + sec->size < end && sec->addr + sec->size > s->addr)
+					end = sec->addr + sec->size;
+			}
+			s->size = end == UINT64_MAX ? 1 : end - s->addr;
+		}
 	}
 	read_ids(elf);
 	return 0;
@@ -548,7 +562,7 @@ const struct ptrec_elf_sym *ptrec_elf_lookup(const struct ptrec_elf *elf, uint64
 	if (!lo)
 		return NULL;
 	s = &elf->syms[lo - 1];
-	if (s->size ? vaddr - s->addr < s->size : vaddr - s->addr < (1u << 20))
+	if (vaddr - s->addr < s->size)
 		return s;
 	/* vaddr lies past the nearest symbol: maybe inside an enclosing one. */
 	for (size_t k = 2; k <= 8 && k <= lo; k++) {

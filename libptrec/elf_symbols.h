@@ -41,6 +41,7 @@ struct ptrec_elf_sym {
 	uint8_t type;       /* STT_FUNC, STT_GNU_IFUNC, STT_NOTYPE */
 	uint8_t bind;       /* STB_* */
 	uint8_t synthetic;  /* 1 for name@plt entries */
+	uint16_t shndx;     /* section index (0 if unknown) */
 };
 
 /* An open ELF file.  Open with ptrec_elf_open_file/_mem, close with ptrec_elf_close. */
@@ -80,8 +81,8 @@ int ptrec_elf_open_mem(const uint8_t *data, size_t size, const char *name,
 /* Releases everything; elf is zeroed. */
 void ptrec_elf_close(struct ptrec_elf *elf);
 
-/* Returns the symbol containing link-time address vaddr (addr <= vaddr < addr + size, or the
- * nearest preceding symbol of unknown size within the same executable region), or NULL.
+/* Returns the symbol containing link-time address vaddr (addr <= vaddr < addr + size; a
+ * symbol without a size extends to the next symbol or the end of its section), or NULL.
  * O(log n). */
 const struct ptrec_elf_sym *ptrec_elf_lookup(const struct ptrec_elf *elf, uint64_t vaddr);
 
