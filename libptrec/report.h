@@ -82,9 +82,9 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out);
 int ptrec_report_trace(struct ptrec_report *r, FILE *out);
 
 /* Helpers shared by the renderers (report_util.c). */
-const char *ptrec_signal_name(int signo);                 /* "SIGSEGV", or "SIG?" */
-const char *ptrec_signal_code_name(int signo, int code);  /* "SEGV_MAPERR", or NULL */
-const char *ptrec_event_name(unsigned event);             /* "crash", "assert", "snapshot" */
+const char *ptrec_report_signal_name(int signo);                 /* "SIGSEGV", or "SIG?" */
+const char *ptrec_report_signal_code_name(int signo, int code);  /* "SEGV_MAPERR", or NULL */
+const char *ptrec_report_event_name(unsigned event);             /* "crash", "assert", "snapshot" */
 /* 1 if the branch's from / to address is a return address (instrumented conventions). */
 int ptrec_branch_from_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b);
 int ptrec_branch_to_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b);

@@ -139,14 +139,14 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 {
 	const struct ptrec_dump *d = r->dump;
 	const struct ptrec_dump_process *p = &d->process;
-	const char *code = ptrec_signal_code_name(p->signo, p->si_code);
+	const char *code = ptrec_report_signal_code_name(p->signo, p->si_code);
 
 	fputs("{\"format\":\"ptrec-report\",\"version\":1", out);
 	fputs(",\"process\":{", out);
 	fprintf(out, "\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"event\":", p->pid, p->tid);
-	jstr(out, ptrec_event_name(p->event));
+	jstr(out, ptrec_report_event_name(p->event));
 	fprintf(out, ",\"signal\":{\"number\":%d,\"name\":", p->signo);
-	jstr(out, ptrec_signal_name(p->signo));
+	jstr(out, ptrec_report_signal_name(p->signo));
 	fprintf(out, ",\"code\":%d,\"code_name\":", p->si_code);
 	if (code)
 		jstr(out, code);

@@ -150,7 +150,7 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 {
 	const struct ptrec_dump *d = r->dump;
 	const struct ptrec_dump_process *p = &d->process;
-	const char *code = ptrec_signal_code_name(p->signo, p->si_code);
+	const char *code = ptrec_report_signal_code_name(p->signo, p->si_code);
 	char tbuf[64] = "?", buf[1400];
 	struct tm tm;
 	time_t sec = (time_t)p->time_sec;
@@ -163,9 +163,9 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	fprintf(out, "\n== Process\n");
 	fprintf(out, "program:  %s (comm %s)\n", p->exe[0] ? p->exe : "?", p->comm);
 	fprintf(out, "pid:      %" PRIu32 "  thread: %" PRIu32 "\n", p->pid, p->tid);
-	fprintf(out, "event:    %s", ptrec_event_name(p->event));
+	fprintf(out, "event:    %s", ptrec_report_event_name(p->event));
 	if (p->signo)
-		fprintf(out, ", signal %s (%d), code %s (%d)", ptrec_signal_name(p->signo), p->signo,
+		fprintf(out, ", signal %s (%d), code %s (%d)", ptrec_report_signal_name(p->signo), p->signo,
 		        code ? code : "?", p->si_code);
 	fputc('\n', out);
 	if (p->signo == 4 || p->signo == 5 || p->signo == 7 || p->signo == 8 || p->signo == 11)

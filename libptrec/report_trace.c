@@ -104,7 +104,7 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 		if (t->crashed && t->nbranches) {
 			fprintf(out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
 			        ",\"ts\":%.3f,\"name\":", p->pid, h->tid, ts + 1);
-			jstr(out, p->signo ? ptrec_signal_name(p->signo) : ptrec_event_name(p->event));
+			jstr(out, p->signo ? ptrec_report_signal_name(p->signo) : ptrec_report_event_name(p->event));
 			fputc('}', out);
 		}
 		/* Close what is still open at the end of the history. */

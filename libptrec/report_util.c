@@ -6,7 +6,7 @@
 
 #include "report.h"
 
-const char *ptrec_signal_name(int signo)
+const char *ptrec_report_signal_name(int signo)
 {
 	switch (signo) {
 	case 0: return "none";
@@ -32,7 +32,7 @@ const char *ptrec_signal_name(int signo)
 	}
 }
 
-const char *ptrec_signal_code_name(int signo, int code)
+const char *ptrec_report_signal_code_name(int signo, int code)
 {
 	switch (code) {
 	case SI_USER: return "SI_USER";
@@ -99,7 +99,7 @@ const char *ptrec_signal_code_name(int signo, int code)
 	return NULL;
 }
 
-const char *ptrec_event_name(unsigned event)
+const char *ptrec_report_event_name(unsigned event)
 {
 	switch (event) {
 	case PTREC_EVENT_CRASH: return "crash";
