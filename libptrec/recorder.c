@@ -17,11 +17,6 @@
 #define PTREC_BINDIR "/usr/local/bin"
 #endif
 
-/* The hardware backends are written separately (backend_pt.c, backend_bts.c); a build without
- * them still links, and the choice then says they are not built in. */
-#pragma weak ptrec_backend_intel_pt
-#pragma weak ptrec_backend_intel_bts
-
 struct ptrec_recorder ptrec_rec = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.backend = PTREC_BACKEND_NONE,
