@@ -4,9 +4,12 @@
  * thread attach/detach.
  *
  * Ring contents (SDM Vol. 3 "BTS buffer", 64-bit DS format): 24-byte records
- * {u64 from, u64 to, u64 flags (bit 4 = predicted)} written from the start of the ring; the
- * last size % 24 bytes are never written and stay zero.  The kernel keeps no address filter
- * for BTS: cfg->filter is not applied. */
+ * {u64 from, u64 to, u64 flags (bit 4 = predicted)} written from the start of the ring.  In
+ * overwrite mode the kernel gives the hardware one contiguous buffer whose BTS absolute
+ * maximum is the largest multiple of 24 that fits, so records wrap back to offset 0 and the
+ * last size % 24 bytes are never written; aux_head is the write offset, a multiple of 24.
+ * view() leaves those pad bytes out, so the view is a whole number of records, oldest first.
+ * The kernel keeps no address filter for BTS: cfg->filter is not applied. */
 #include "config.h"
 
 #include <string.h>
@@ -66,9 +69,18 @@ static int bts_thaw(struct ptrec_ring *ring)
 	return ptrec_perf_aux_thaw(ring);
 }
 
+#define BTS_RECORD_SIZE 24u
+
 static int bts_view(const struct ptrec_ring *ring, struct ptrec_ring_view *view)
 {
-	return ptrec_perf_aux_view(ring, view);
+	int rc = ptrec_perf_aux_view(ring, view);
+	size_t pad = ring->size % BTS_RECORD_SIZE;
+
+	/* Wrapped: part[0] runs from the write offset to the end of the ring, through the
+	 * never-written pad; cut it there so part[1] (from offset 0) stays record-aligned. */
+	if (rc == 0 && view->wrapped && view->len[0] >= pad)
+		view->len[0] -= pad;
+	return rc;
 }
 
 const struct ptrec_backend_ops ptrec_backend_intel_bts = {

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,8 +109,57 @@ static void test_probes_here(void)
 	}
 }
 
+/* intel_bts view: a wrapped 4 KiB ring holds 170 records (4080 bytes) and 16 pad bytes that
+ * the hardware never writes; the view must be whole records, oldest first. */
+static void test_bts_view(void)
+{
+	static uint8_t data[4096];
+	struct ptrec_ring ring;
+	struct ptrec_ring_view v;
+	uint64_t rec[3];
+
+	memset(data, 0, sizeof(data));
+	for (unsigned i = 0; i < 170; i++) {
+		/* record i of the current lap is newer than i + 100 .. 169 of the last one */
+		rec[0] = 0x400000u + i;
+		rec[1] = 0x500000u + i;
+		rec[2] = 0;
+		memcpy(data + 24 * i, rec, sizeof(rec));
+	}
+	memset(&ring, 0, sizeof(ring));
+	ring.fd = -1;
+	ring.data = data;
+	ring.size = sizeof(data);
+	ring.head = 24 * 100;   /* aux_head: the write offset */
+	ring.frozen = 1;
+	CHECK_EQ_U64(ptrec_backend_intel_bts.view(&ring, &v), 0);
+	CHECK_EQ_U64(v.wrapped, 1);
+	CHECK(v.part[0] == data + 2400);
+	CHECK_EQ_U64(v.len[0], 4080 - 2400);    /* records 100..169, pad left out */
+	CHECK(v.part[1] == data);
+	CHECK_EQ_U64(v.len[1], 2400);           /* records 0..99 */
+	CHECK_EQ_U64((v.len[0] + v.len[1]) % 24, 0);
+	memcpy(rec, v.part[0], sizeof(rec));
+	CHECK_EQ_U64(rec[0], 0x400000u + 100);  /* oldest */
+	memcpy(rec, v.part[1] + 2400 - 24, sizeof(rec));
+	CHECK_EQ_U64(rec[0], 0x400000u + 99);   /* newest */
+
+	/* First lap: 10 records, nothing after them. */
+	memset(data + 240, 0, sizeof(data) - 240);
+	ring.head = 240;
+	CHECK_EQ_U64(ptrec_backend_intel_bts.view(&ring, &v), 0);
+	CHECK_EQ_U64(v.wrapped, 0);
+	CHECK_EQ_U64(v.len[0], 240);
+	CHECK(v.part[1] == NULL);
+
+	/* Not frozen: no view. */
+	ring.frozen = 0;
+	CHECK_EQ_U64(ptrec_backend_intel_bts.view(&ring, &v), (uint64_t)-PTREC_ESTATE);
+}
+
 int main(void)
 {
+	test_bts_view();
 	test_errors();
 	test_probes_here();
 	return check_done();
