@@ -123,9 +123,10 @@ static const uint16_t map_0f[] = {
 	         IMM_RELZ | CLS(X86_IC_JCC),
 	/* 90: SETcc */
 	/* 90 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
-	/* A0: PUSH FS, POP FS, CPUID, BT, SHLD ib, SHLD CL, -, -, PUSH GS, POP GS, RSM, BTS,
+	/* A0: PUSH FS, POP FS, CPUID, BT, SHLD ib, SHLD CL, VIA PadLock (XSHA*, MONTMUL; XSTORE,
+	 *     XCRYPT*: reserved in Intel's map, ModRM on VIA/Zhaoxin), PUSH GS, POP GS, RSM, BTS,
 	 *     SHRD ib, SHRD CL, group 15 (PTWRITE), IMUL */
-	/* A0 */ N_, N_, N_, M_, MB, M_, UD, UD, N_, N_, FAR, M_, MB, M_, M_ | A_SPEC, M_,
+	/* A0 */ N_, N_, N_, M_, MB, M_, M_, M_, N_, N_, FAR, M_, MB, M_, M_ | A_SPEC, M_,
 	/* B0: CMPXCHG, LSS, BTR, LFS, LGS, MOVZX, POPCNT (F3; JMPE otherwise), UD1, group 8 ib,
 	 *     BTC, BSF/TZCNT, BSR/LZCNT, MOVSX */
 	/* B0 */ M_, M_, M_, M_, M_, M_, M_, M_, M_ | A_SPEC, M_, MB, M_, M_, M_, M_, M_,

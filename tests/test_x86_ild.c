@@ -137,6 +137,8 @@ static const struct tcase cases[] = {
 	T64("0f 0f c1 b4", 4, OTHER),                     /* pfmul: 3DNow! imm8 suffix */
 	T64("0f 0f 44 24 08 9e", 6, OTHER),               /* pfadd 8(%rsp),%mm0 */
 	T64("f3 0f 1e fa", 4, OTHER),                     /* endbr64 */
+	T64("f3 0f a6 c8", 4, OTHER),                     /* VIA PadLock xsha1 */
+	T64("0f a7 c0", 3, OTHER),                        /* VIA PadLock xstore */
 	T64("0f 04", EFORMAT, 0),
 	T64("0f 39", EFORMAT, 0),
 
