@@ -1,9 +1,10 @@
 # crash_common.sh — shared steps of the crash tests (sourced by tests/test_crash_*.sh).
 #
-# crash_run CASE SIGNAL STACK [EVENT]
+# crash_run CASE SIGNAL STACK [EVENT [STATUS]]
 #   Runs `crasher CASE` in a fresh directory with libptrec recording (instrumented backend),
 #   then checks, like a person would after a crash:
-#   - the process died of SIGNAL (exit status 128 + number);
+#   - the process died of SIGNAL (exit status 128 + number), or exited with STATUS when given
+#     (a previous handler that exits);
 #   - exactly one stderr line from ptrec names SIGNAL (or the assertion), the pid and the dump;
 #   - the dump lies where core_pattern puts the core (or the PTREC_DIR fallback when the pattern
 #     pipes or the directory is not writable), is mode 0600 and well formed (dump_check);
@@ -46,15 +47,16 @@ expected_glob() {
 }
 
 crash_run() {
-	local case=$1 sig=$2 stack=$3 event=${4:-1} signo pid status dump line fn caller
+	local case=$1 sig=$2 stack=$3 event=${4:-1} want signo pid status dump line fn caller
 	case $sig in SEGV) signo=11 ;; BUS) signo=7 ;; ILL) signo=4 ;; FPE) signo=8 ;;
 	ABRT) signo=6 ;; TRAP) signo=5 ;; SYS) signo=31 ;; *) fail "unknown signal $sig" ;; esac
+	want=${5:-$((128 + signo))}
 	(cd "$work" && exec "$crasher" "$case") >"$work/stdout" 2>"$work/stderr" &
 	pid=$!
 	wait $pid
 	status=$?
 	echo "--- stderr of crasher $case (pid $pid, status $status)"; cat "$work/stderr"
-	[ "$status" -eq $((128 + signo)) ] || fail "exit status $status, expected $((128 + signo)) (SIG$sig)"
+	[ "$status" -eq "$want" ] || fail "exit status $status, expected $want"
 
 	[ "$(grep -c '^ptrec: ' "$work/stderr")" -eq 1 ] || fail "expected exactly one ptrec line on stderr"
 	line=$(grep '^ptrec: ' "$work/stderr")

@@ -3,8 +3,11 @@
  * function named after it, called through handle_request() from main(), so a test can check
  * that the report names the crashing function and its callers.
  *
- *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort overflow two_threads heap
- *                           thread_after_init ptrec_assert */
+ *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap overflow two_threads
+ *                           heap thread_after_init ptrec_assert chain
+ *
+ * "chain" installs its own SIGSEGV handler before ptrec_init; that handler writes
+ * "crasher: previous handler ran" to stderr and exits with status 42. */
 #include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -57,6 +60,11 @@ __attribute__((noinline)) static void crash_fpe(void)
 {
 	volatile int zero = 0;
 	sink = 42 / zero;
+}
+
+__attribute__((noinline)) static void crash_trap(void)
+{
+	__asm__ volatile("int3");
 }
 
 __attribute__((noinline)) static void crash_abort(void)
@@ -139,6 +147,8 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "ill")) crash_ill();
 	else if (!strcmp(c, "fpe")) crash_fpe();
 	else if (!strcmp(c, "abort")) crash_abort();
+	else if (!strcmp(c, "trap")) crash_trap();
+	else if (!strcmp(c, "chain")) crash_segv_null();
 	else if (!strcmp(c, "overflow")) sink = crash_overflow(0);
 	else if (!strcmp(c, "two_threads")) crash_two_threads();
 	else if (!strcmp(c, "heap")) crash_heap();
@@ -150,12 +160,23 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	}
 }
 
+static void previous_handler(int sig)
+{
+	static const char msg[] = "crasher: previous handler ran\n";
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(43);
+	_exit(42);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
 		fprintf(stderr, "usage: crasher CASE\n");
 		return 98;
 	}
+	if (!strcmp(argv[1], "chain"))
+		signal(SIGSEGV, previous_handler);
 	int r = ptrec_init(NULL);
 	if (r != 0) {
 		fprintf(stderr, "crasher: ptrec_init: %s\n", ptrec_strerror(r));
