@@ -72,7 +72,10 @@ struct pt_packet {
 	                       VMCS: the pointer itself, bits 51:12 in place; TRIG: TRBV;
 	                       CFE: vector; MWAIT/PWRE/PWRX: the raw payload bytes) */
 	uint64_t payload2;  /* TMA: FastCounter (9 bits); PIP: NR bit; MWAIT: extensions;
-	                       PWRX: last/deepest core C-state and wake reason */
+	                       PWRX: last/deepest core C-state and wake reason
+	                       (PWRX: deepest 3:0, last 7:4, wake 11:8; PWRE: HW bit; TRIG: MULT;
+	                       sub is MWAIT: hints, PWRE: C-state 7:4 | sub-state 3:0,
+	                       PWRX: wake reason, TRIG: ICNT) */
 };
 
 /* Decodes the packet at buf[0..len).  *ctx is the block context, read for BIP and updated by
