@@ -1,0 +1,51 @@
+#!/bin/sh
+# test_decode_truth.sh — `ptrec decode --insn` against the ground truth: for every program in
+# tests/progs (loops, recursion, function pointers, jump tables, setjmp/longjmp, signals and
+# faults, a shared library, plus libc and ld.so) and every encoder setting in ptgen_lib.sh
+# (return compression on/off, PSB period from 64 bytes to start-only, short/long TNT, every IP
+# compression, with and without timing packets), the decoded instruction addresses must equal
+# the single-stepped ones exactly, and the decode must report success (exit 0).  Event lines
+# are checked where they belong: as many [enabled] as [disabled], and never two instructions'
+# worth of history lost without one.  SKIPs only without ptrace.
+. "$top_srcdir/tests/ptgen/ptgen_lib.sh"
+: "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
+
+work=$(ptgen_workdir) || exit 1
+trap 'rm -rf "$work"' EXIT
+fails=0 checks=0
+
+for p in $PTGEN_PROGS; do
+	d="$work/$p"
+	ptgen_record "$p" "$d" || exit 1
+	while IFS='|' read -r name opts; do
+		t="$d/$name.pt"
+		checks=$((checks + 1))
+		# shellcheck disable=SC2086
+		"$PTGEN" encode $opts -o "$t" "$d" >/dev/null || { fails=$((fails + 1)); continue; }
+		# shellcheck disable=SC2046
+		"$PTREC_TOOL" decode --insn $(cat "$d/image.txt") "$t" >"$t.out" 2>"$t.err"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			echo "FAIL: $p/$name: ptrec decode --insn exited $rc:"; head -n 5 "$t.err"
+			fails=$((fails + 1))
+			continue
+		fi
+		ptgen_addresses "$t.out" >"$t.addr"
+		if ! ptgen_same_insns "$p/$name: ptrec vs ground truth" "$d/truth.txt" "$t.addr"; then
+			fails=$((fails + 1))
+			continue
+		fi
+		en=$(grep -c '^\[enabled' "$t.out"); dis=$(grep -c '^\[disabled' "$t.out")
+		gaps=$(grep -c '^\[\(gap\|overflow\)' "$t.out")
+		if [ "$en" -eq 0 ] || [ "$en" != "$dis" ] || [ "$gaps" -ne 0 ]; then
+			echo "FAIL: $p/$name: events: $en [enabled], $dis [disabled], $gaps gaps/overflows"
+			fails=$((fails + 1))
+		fi
+	done <<EOF2
+$PTGEN_SETTINGS
+EOF2
+	echo "checked: $p ($(wc -l <"$d/truth.txt") instructions)"
+done
+
+echo "$checks checks, $fails failed"
+[ $fails -eq 0 ]
