@@ -15,7 +15,7 @@
  *
  * Environment: $OBJDUMP (SKIP when unset or missing), $CC, $top_srcdir, $top_builddir.
  * $PTREC_ILD_CORPUS=all checks every ELF file under /usr/lib/x86_64-linux-gnu and /usr/bin
- * instead of stopping at the minimum; $PTREC_ILD_MIN sets the minimum; $PTREC_ILD_SHOW the
+ * instead of stopping at the minimum, $PTREC_ILD_CORPUS=FILE[:FILE...] just those files; $PTREC_ILD_MIN sets the minimum; $PTREC_ILD_SHOW the
  * number of mismatches printed (default 40). */
 #include <ctype.h>
 #include <dirent.h>
@@ -161,6 +161,7 @@ struct totals {
 	uint64_t fwait_split;               /* objdump's FWAIT+x87 lines checked as two */
 	uint64_t sdm_ud;                    /* prefix before VEX/EVEX/XOP: objdump decodes, #UD */
 	uint64_t continuations;             /* continuation lines joined to their instruction */
+	uint64_t data_lines;                /* hex+ASCII lines of data objects in code sections */
 };
 
 static struct run run;
@@ -246,21 +247,37 @@ static void feed_line(struct totals *t, enum x86_mode mode, const char *file, ch
 			flush_run(t, mode, file);
 		return;
 	}
-	/* bytes: hex pairs separated by spaces, up to the next tab (or the end: a continuation) */
+	/* bytes: hex pairs separated by one space; then a tab and the instruction, or the end of
+	 * the line (a continuation of the previous instruction's bytes), or anything else: the
+	 * hex+ASCII dump objdump prints for a data object inside a code section */
 	s = end + 2;
 	uint8_t bytes[32];
 	unsigned n = 0;
 	while (isxdigit((unsigned char)s[0]) && isxdigit((unsigned char)s[1]) && n < sizeof bytes) {
 		bytes[n++] = (uint8_t)strtoul((char[3]){ s[0], s[1], 0 }, NULL, 16);
 		s += 2;
-		while (*s == ' ')
-			s++;
+		if (*s != ' ')
+			break;
+		s++;
+		if (*s == ' ')
+			break;
 	}
+	while (*s == ' ')
+		s++;
 	if (n == 0)
 		return;
 	char *text = *s == '\t' ? s + 1 : NULL;
 	if (text)
 		text[strcspn(text, "\n")] = 0;
+	if (!text && *s != '\n' && *s != 0) { /* a data dump line: not code */
+		t->data_lines++;
+		if (run.carry) {
+			run.ninsns--;
+			run.carry = 0;
+		}
+		flush_run(t, mode, file);
+		return;
+	}
 
 	if (!text) { /* continuation line: more bytes of the previous instruction */
 		if (run.ninsns && addr == run.base + run.nbytes &&
@@ -426,9 +443,9 @@ static void print_totals(const char *what, const struct totals *t)
 	printf("%s: %" PRIu64 " instructions checked, %" PRIu64 " mismatches; %" PRIu64
 	       " (bad)/.byte skipped, %" PRIu64 " lone prefixes merged, %" PRIu64
 	       " fwait split, %" PRIu64 " prefix-before-VEX #UD, %" PRIu64
-	       " continuation lines\n  by class:",
+	       " continuation lines, %" PRIu64 " data lines\n  by class:",
 	       what, t->checked, t->mismatches, t->bad, t->prefix_lines, t->fwait_split, t->sdm_ud,
-	       t->continuations);
+	       t->continuations, t->data_lines);
 	for (unsigned c = 0; c < X86_IC_COUNT_; c++)
 		printf(" %s %" PRIu64, x86_iclass_name(c), t->per_class[c]);
 	printf("\n");
@@ -549,7 +566,15 @@ int main(void)
 	int all = (e = getenv("PTREC_ILD_CORPUS")) && !strcmp(e, "all");
 
 	static struct totals t64, t32, t16, t32c;
-	part64(objdump, min, all, &t64);
+	if (e && *e && !all) { /* an explicit list of files */
+		char *list = strdup(e), *save = NULL;
+		for (char *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save))
+			if (elf_bits(f) == 64)
+				check_file(objdump, "--insn-width=16 -M intel64", f, X86_MODE_64, &t64);
+		free(list);
+	} else {
+		part64(objdump, min, all, &t64);
+	}
 	print_totals("64-bit (objdump -M intel64)", &t64);
 	if (t64.checked == 0)
 		SKIP("no x86-64 ELF files found in /usr/lib/x86_64-linux-gnu or /usr/bin");
