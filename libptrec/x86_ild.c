@@ -197,31 +197,50 @@ static inline int fits(size_t need, size_t len)
 	return 0;
 }
 
+/* Displacement bytes after a ModRM byte (SDM Vol. 2 Tables 2-1 and 2-2), indexed by ModRM;
+ * MT_SIB marks "a SIB byte follows" (its base 101 with mod 00 adds a disp32). */
+#define MT_SIB 0x10u
+#define R8(a, b, c, d, e, f, g, h) a, b, c, d, e, f, g, h
+#define X8(row) row, row, row, row, row, row, row, row
+static const uint8_t modrm_tail32[256] = {
+	/* mod 00: rm 100 SIB, rm 101 disp32 (RIP-relative in 64-bit mode) */
+	X8(R8(0, 0, 0, 0, MT_SIB, 4, 0, 0)),
+	/* mod 01: disp8 */
+	X8(R8(1, 1, 1, 1, MT_SIB | 1, 1, 1, 1)),
+	/* mod 10: disp32 */
+	X8(R8(4, 4, 4, 4, MT_SIB | 4, 4, 4, 4)),
+	/* mod 11: register */
+	X8(R8(0, 0, 0, 0, 0, 0, 0, 0)),
+};
+static const uint8_t modrm_tail16[256] = {
+	/* mod 00: rm 110 disp16 */
+	X8(R8(0, 0, 0, 0, 0, 0, 2, 0)),
+	/* mod 01: disp8 */
+	X8(R8(1, 1, 1, 1, 1, 1, 1, 1)),
+	/* mod 10: disp16 */
+	X8(R8(2, 2, 2, 2, 2, 2, 2, 2)),
+	/* mod 11: register */
+	X8(R8(0, 0, 0, 0, 0, 0, 0, 0)),
+};
+
 /* Bytes of SIB and displacement after the ModRM byte at b[i] (which must be readable) for an
  * address size of asz bits; -PTREC_E* if the SIB byte is needed but unreadable. */
 static inline int modrm_tail(const uint8_t *b, size_t i, size_t len, unsigned asz)
 {
 	uint8_t modrm = b[i];
-	unsigned mod = modrm >> 6, rm = modrm & 7;
 
-	if (mod == 3)
-		return 0;
-	if (asz == 16) {
-		if (mod == 0)
-			return rm == 6 ? 2 : 0;
-		return mod == 1 ? 1 : 2;
-	}
-	if (rm == 4) {
+	if (asz == 16)
+		return modrm_tail16[modrm];
+	unsigned t = modrm_tail32[modrm];
+	if (t & MT_SIB) {
 		int e = fits(i + 2, len);
 		if (e)
 			return e;
-		if (mod == 0)
-			return (b[i + 1] & 7) == 5 ? 5 : 1;
-		return mod == 1 ? 2 : 5;
+		t = (t & 0x0f) + 1;
+		if (modrm < 0x40 && (b[i + 1] & 7) == 5)
+			t += 4; /* SIB base 101 with mod 00: disp32, no base */
 	}
-	if (mod == 0)
-		return rm == 5 ? 4 : 0;
-	return mod == 1 ? 1 : 4;
+	return (int)t;
 }
 
 /* Sign-extends the n-byte little-endian value at p (n = 1, 2, 4 or 8). */
@@ -551,48 +570,30 @@ have_attr:
 		}
 	}
 
-	/* Immediate or branch offset. */
-	unsigned isz = 0;
-	switch (imm) {
-	case IMM_NONE:
-		break;
-	case IMM_B: case IMM_REL8:
-		isz = 1;
-		break;
-	case IMM_W:
-		isz = 2;
-		break;
-	case IMM_Z:
-		isz = osz == 16 ? 2 : 4;
-		break;
-	case IMM_V:
-		isz = osz / 8;
-		break;
-	case IMM_WB:
-		isz = 3;
-		break;
-	case IMM_MOFFS:
-		isz = asz / 8;
-		break;
-	case IMM_AP:
-		isz = osz == 16 ? 4 : 6;
-		break;
-	case IMM_RELZ:
-		isz = (mode == X86_MODE_64 || osz != 16) ? 4 : 2;
-		break;
-	case IMM_GRP3:
-		if (((modrm >> 3) & 7) < 2)
-			isz = (op & 1) ? (osz == 16 ? 2 : 4) : 1;
-		break;
-	case IMM_D:
-		isz = 4;
-		break;
-	case IMM_BB:
-		isz = 2;
-		break;
-	default:
-		return -PTREC_EFORMAT;
-	}
+	/* Immediate or branch offset: its size by kind and operand size (address size for moffs;
+	 * rel16/32 is always rel32 in 64-bit mode). */
+	static const uint8_t imm_size[16][3] = {
+		/*                 16  32  64 bits */
+		[IMM_B]       = { 1, 1, 1 },
+		[IMM_W]       = { 2, 2, 2 },
+		[IMM_Z]       = { 2, 4, 4 },
+		[IMM_V]       = { 2, 4, 8 },
+		[IMM_WB]      = { 3, 3, 3 },
+		[IMM_MOFFS]   = { 2, 4, 8 },
+		[IMM_AP]      = { 4, 6, 6 },
+		[IMM_REL8]    = { 1, 1, 1 },
+		[IMM_RELZ]    = { 2, 4, 4 },
+		[IMM_D]       = { 4, 4, 4 },
+		[IMM_BB]      = { 2, 2, 2 },
+	};
+	unsigned szi = osz == 16 ? 0 : osz == 32 ? 1 : 2;
+	if (imm == IMM_MOFFS)
+		szi = asz == 16 ? 0 : asz == 32 ? 1 : 2;
+	else if (imm == IMM_RELZ && mode == X86_MODE_64)
+		szi = 1;
+	unsigned isz = imm_size[imm][szi];
+	if (imm == IMM_GRP3 && ((modrm >> 3) & 7) < 2)
+		isz = (op & 1) ? imm_size[IMM_Z][szi] : 1; /* TEST Eb, ib / TEST Ev, iz */
 	if ((e = fits(n + isz, len)))
 		return e;
 	n += isz;
