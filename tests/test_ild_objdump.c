@@ -467,65 +467,74 @@ static const char *const preferred[] = {
 	"/usr/bin/git",
 	NULL,
 };
-static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/bin", NULL };
 
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Real paths of the files already checked from the preferred list. */
+static char done_paths[16][4096];
+static unsigned ndone;
+
+/* Checks the ELF files of `bits` in dir (only *.so* names when only_so) in name order, until
+ * t->checked reaches min (or all of them when all != 0); symlinks are skipped (their targets
+ * are in the same directory), as are the files in done_paths. */
+static void scan_dir(const char *objdump, const char *dir, int only_so, int bits,
+                     const char *opts, enum x86_mode mode, uint64_t min, int all,
+                     struct totals *t)
+{
+	DIR *dp = opendir(dir);
+	if (!dp)
+		return;
+	char **names = NULL;
+	size_t nn = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (de->d_name[0] == '.' || (only_so && !strstr(de->d_name, ".so")))
+			continue;
+		if (nn == cap) {
+			cap = cap ? 2 * cap : 256;
+			names = realloc(names, cap * sizeof *names);
+			if (!names)
+				exit(99);
+		}
+		names[nn++] = strdup(de->d_name);
+	}
+	closedir(dp);
+	if (nn)
+		qsort(names, nn, sizeof *names, cmp_str);
+	for (size_t k = 0; k < nn && (all || t->checked < min); k++) {
+		char path[4096], rp[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+		struct stat st;
+		if (stat(path, &st) || !S_ISREG(st.st_mode) || elf_bits(path) != bits)
+			continue;
+		if (!realpath(path, rp))
+			continue;
+		int seen = strcmp(rp, path) != 0;
+		for (unsigned j = 0; j < ndone; j++)
+			seen |= !strcmp(rp, done_paths[j]);
+		if (!seen)
+			check_file(objdump, opts, path, mode, t);
+	}
+	for (size_t k = 0; k < nn; k++)
+		free(names[k]);
+	free(names);
+}
+
 /* Checks 64-bit files until min instructions (or all of them when all != 0). */
 static void part64(const char *objdump, uint64_t min, int all, struct totals *t)
 {
-	char real[8][4096];
-	unsigned nreal = 0;
+	static const char opts[] = "--insn-width=16 -M intel64";
 	for (const char *const *p = preferred; *p && (all || t->checked < min); p++) {
-		if (elf_bits(*p) != 64 || !realpath(*p, real[nreal % 8]))
+		if (elf_bits(*p) != 64 || ndone == 16 || !realpath(*p, done_paths[ndone]))
 			continue;
-		nreal++;
-		check_file(objdump, "--insn-width=16 -M intel64", *p, X86_MODE_64, t);
+		ndone++;
+		check_file(objdump, opts, *p, X86_MODE_64, t);
 	}
-	for (const char *const *d = dirs; *d && (all || t->checked < min); d++) {
-		DIR *dir = opendir(*d);
-		if (!dir)
-			continue;
-		char **names = NULL;
-		size_t nn = 0, cap = 0;
-		struct dirent *de;
-		while ((de = readdir(dir))) {
-			if (de->d_name[0] == '.')
-				continue;
-			if (!strcmp(*d, dirs[0]) && !strstr(de->d_name, ".so"))
-				continue;
-			if (nn == cap) {
-				cap = cap ? 2 * cap : 256;
-				names = realloc(names, cap * sizeof *names);
-				if (!names)
-					exit(99);
-			}
-			names[nn++] = strdup(de->d_name);
-		}
-		closedir(dir);
-		qsort(names, nn, sizeof *names, cmp_str);
-		for (size_t k = 0; k < nn && (all || t->checked < min); k++) {
-			char path[4096], rp[4096];
-			snprintf(path, sizeof path, "%s/%s", *d, names[k]);
-			struct stat st;
-			if (stat(path, &st) || !S_ISREG(st.st_mode) || elf_bits(path) != 64)
-				continue;
-			if (!realpath(path, rp))
-				continue;
-			int seen = strcmp(rp, path) != 0; /* a symlink: its target is listed too */
-			for (unsigned j = 0; j < nreal && j < 8; j++)
-				seen |= !strcmp(rp, real[j]);
-			if (seen)
-				continue;
-			check_file(objdump, "--insn-width=16 -M intel64", path, X86_MODE_64, t);
-		}
-		for (size_t k = 0; k < nn; k++)
-			free(names[k]);
-		free(names);
-	}
+	scan_dir(objdump, "/usr/lib/x86_64-linux-gnu", 1, 64, opts, X86_MODE_64, min, all, t);
+	scan_dir(objdump, "/usr/bin", 0, 64, opts, X86_MODE_64, min, all, t);
 }
 
 /* Compiles tests/data/ild_m32.c with $CC -m32 -c and checks the object; 1 if done. */
@@ -561,6 +570,9 @@ int main(void)
 	uint64_t min = 5200000;
 	if ((e = getenv("PTREC_ILD_MIN")) && *e)
 		min = strtoull(e, NULL, 10);
+	uint64_t min32 = 1000000;
+	if ((e = getenv("PTREC_ILD_MIN32")) && *e)
+		min32 = strtoull(e, NULL, 10);
 	if ((e = getenv("PTREC_ILD_SHOW")) && *e)
 		show_max = (unsigned)strtoul(e, NULL, 10);
 	int all = (e = getenv("PTREC_ILD_CORPUS")) && !strcmp(e, "all");
@@ -592,6 +604,13 @@ int main(void)
 		check_file(objdump, "--insn-width=16 -M i8086", lib, X86_MODE_16, &t16);
 		print_totals("16-bit (libc.so.6 bytes, objdump -M i8086)", &t16);
 	}
+	/* Real 32-bit code: the i386 libraries of a multiarch system (libc6-i386). */
+	static struct totals t32l;
+	scan_dir(objdump, "/usr/lib32", 1, 32, "--insn-width=16", X86_MODE_32, min32, all, &t32l);
+	if (t32l.checked)
+		print_totals("32-bit (ELF i386 libraries in /usr/lib32)", &t32l);
+	else
+		printf("32-bit libraries: none in /usr/lib32\n");
 	if (part32_compiled(objdump, &t32c))
 		print_totals("32-bit (tests/data/ild_m32.c, $CC -m32)", &t32c);
 	else
@@ -602,5 +621,6 @@ int main(void)
 	CHECK(t16.mismatches == 0);
 	CHECK(t32.checked == 0 || t32.continuations > 0); /* the wrapped-line path was exercised */
 	CHECK(t32c.mismatches == 0);
+	CHECK(t32l.mismatches == 0);
 	return check_done();
 }
