@@ -96,7 +96,7 @@ static int parse_count(const char *s, unsigned long *out)
 }
 
 /* Parses FILE[:BASE] for --elf: BASE is the part after the last ':' if it is a number. */
-static int add_elf(struct pt_image *img, const char *spec)
+static int add_elf(struct pt_img *img, const char *spec)
 {
 	char *name = strdup(spec);
 	if (!name) {
@@ -133,9 +133,9 @@ static int add_elf(struct pt_image *img, const char *spec)
 	return ret;
 }
 
-static int add_raw(struct pt_image *img, const char *spec)
+static int add_raw(struct pt_img *img, const char *spec)
 {
-	int e = pt_image_add_raw_spec(img, spec);
+	int e = pt_img_add_raw_spec(img, spec);
 	if (e == -PTREC_EIO) {
 		tool_error(spec, -1, "cannot read: %s", strerror(errno));
 		return TOOL_EXIT_INPUT;
@@ -160,7 +160,7 @@ int cmd_decode(int argc, char **argv)
 	const char *trace = NULL;
 	int ret = TOOL_EXIT_OK;
 
-	struct pt_image *img = pt_image_new();
+	struct pt_img *img = pt_img_new();
 	if (!img) {
 		tool_error(NULL, -1, "out of memory");
 		return TOOL_EXIT_INPUT;
@@ -170,7 +170,7 @@ int cmd_decode(int argc, char **argv)
 		const char *val = NULL;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			pt_image_free(img);
+			pt_img_free(img);
 			return TOOL_EXIT_OK;
 		}
 		if (!strcmp(a, "--raw") || !strcmp(a, "--elf") || !strcmp(a, "--cpu") ||
@@ -199,7 +199,7 @@ int cmd_decode(int argc, char **argv)
 		} else if (!strcmp(a, "--insn"))
 			insn_mode = 1;
 		else if (!strcmp(a, "--self")) {
-			if (pt_image_add_self(img) < 0) {
+			if (pt_img_add_self(img) < 0) {
 				tool_error("/proc/self/maps", -1, "cannot read");
 				ret = TOOL_EXIT_INPUT;
 			}
@@ -225,13 +225,13 @@ int cmd_decode(int argc, char **argv)
 	if (ret) {
 		if (ret == TOOL_EXIT_USAGE)
 			usage(stderr);
-		pt_image_free(img);
+		pt_img_free(img);
 		return ret;
 	}
 
 	struct tool_file tf;
 	if (tool_file_read(trace, &tf) < 0) {
-		pt_image_free(img);
+		pt_img_free(img);
 		return TOOL_EXIT_INPUT;
 	}
 	struct pt_flow_config cfg = {tf.data, tf.size, img, pt_flow_cpu_errata(&cpu), {0, 0, 0, 0}};
@@ -239,7 +239,7 @@ int cmd_decode(int argc, char **argv)
 	if (!f) {
 		tool_error(trace, -1, "out of memory");
 		tool_file_free(&tf);
-		pt_image_free(img);
+		pt_img_free(img);
 		return TOOL_EXIT_INPUT;
 	}
 
@@ -292,6 +292,6 @@ int cmd_decode(int argc, char **argv)
 		ret = TOOL_EXIT_INPUT;
 	pt_flow_free(f);
 	tool_file_free(&tf);
-	pt_image_free(img);
+	pt_img_free(img);
 	return ret;
 }

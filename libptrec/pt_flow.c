@@ -32,6 +32,7 @@ struct blk {
 	uint64_t start;     /* first instruction */
 	uint64_t end_ip;    /* last instruction (BLK_ERROR: the undecodable address) */
 	uint64_t target;    /* direct branch target (iclass JCC/JMP/CALL) */
+	uint64_t fall;      /* address after the last instruction */
 	uint32_t len_off;   /* lengths in the pool at this offset */
 	uint16_t ninsn;     /* instructions, including the final branch */
 	uint8_t end;        /* enum blk_end */
@@ -88,7 +89,7 @@ struct pt_flow {
 	const uint8_t *buf;         /* trace */
 	size_t len;                 /* trace size */
 	size_t pos;                 /* next packet offset */
-	struct pt_image *image;     /* code */
+	struct pt_img *image;     /* code */
 	unsigned errata;            /* PT_ERRATUM_* */
 	enum pt_packet_ctx ctx;     /* BBP/BIP block context */
 	int state;                  /* enum flow_state */
@@ -124,6 +125,7 @@ struct pt_flow {
 	uint8_t *lens;              /* instruction length pool */
 	uint32_t nlens, caplens;    /* used, allocated */
 	uint64_t image_gen;         /* image generation the cache was built for */
+	const uint64_t *gen_ref;    /* the image's live generation number */
 	int32_t cur_blk;            /* block of the current ip if known (-1) */
 	/* instruction iterator */
 	struct pt_flow_run it_run;  /* current run */
@@ -216,7 +218,8 @@ struct pt_flow *pt_flow_new(const struct pt_flow_config *cfg)
 		return NULL;
 	}
 	cache_flush(f);
-	f->image_gen = pt_image_generation(f->image);
+	f->image_gen = pt_img_generation(f->image);
+	f->gen_ref = pt_img_generation_ref(f->image);
 	return f;
 }
 
@@ -304,12 +307,12 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 	uint8_t *lens = f->lens + f->nlens;
 	uint64_t cur = ip;
 	unsigned n = 0;
-	const struct pt_image_section *sec = pt_image_find(f->image, cur);
+	const struct pt_img_section *sec = pt_img_find(f->image, cur);
 	while (n < BLK_MAX_INSN) {
 		struct x86_insn insn;
 		int len;
 		if (!sec || cur - sec->vaddr >= sec->size)
-			sec = pt_image_find(f->image, cur);
+			sec = pt_img_find(f->image, cur);
 		if (!sec) {
 			b->end = BLK_ERROR;
 			b->err = -PTREC_ENOMAP;
@@ -322,7 +325,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 		                     (enum x86_mode)mode, &insn);
 		if (len == -PTREC_ETRUNC && avail < 15) {
 			uint8_t tmp[15];
-			size_t got = pt_image_read(f->image, cur, tmp, sizeof(tmp));
+			size_t got = pt_img_read(f->image, cur, tmp, sizeof(tmp));
 			len = x86_ild_decode(tmp, got, cur, (enum x86_mode)mode, &insn);
 		}
 		if (len <= 0 || len > 15) {
@@ -347,6 +350,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 		cur += (uint64_t)len;
 	}
 	b->ninsn = (uint16_t)n;
+	b->fall = b->end_ip + b->last_len;
 	f->nlens += n;
 	f->stats.blocks++;
 
@@ -915,9 +919,9 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 		}
 
 		/* The block at ip. */
-		if (pt_image_generation(f->image) != f->image_gen || f->nblk + 2 > BLK_CACHE_MAX) {
+		if (pt_img_generation(f->image) != f->image_gen || f->nblk + 2 > BLK_CACHE_MAX) {
 			cache_flush(f);
-			f->image_gen = pt_image_generation(f->image);
+			f->image_gen = pt_img_generation(f->image);
 		}
 		int32_t bi = f->cur_blk;
 		if (bi < 0 || f->blk[bi].start != f->ip || f->blk[bi].mode != f->mode) {
@@ -1033,6 +1037,11 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 				run->offset = f->tnt_off;
 				f->ip = to;
 				f->no_progress = 0;
+				int32_t s = blk_get(f, to, f->mode);
+				if (s < 0)
+					return s;
+				f->blk[bi].succ_ind = s;
+				f->cur_blk = s;
 				return 1;
 			}
 			/* An uncompressed return takes a TIP, like the indirect branches. */
@@ -1195,8 +1204,90 @@ static int step_other(struct pt_flow *f, struct pt_flow_run *run)
 	}
 }
 
+/* The hot path: the current block is cached and ends in a conditional branch, a compressed
+ * return or a direct jump/call whose successor is cached, and TNT bits are queued (so no
+ * IP-bound event can bind and no packet has to be read).  Fills the whole run and returns 1,
+ * or returns 0 without changing anything when the general walk must handle the step. */
+static inline int fast_step(struct pt_flow *f, struct pt_flow_run *run)
+{
+	const struct blk *b = &f->blk[f->cur_blk];
+	int32_t next;
+	uint64_t to;
+	unsigned kind, flags = f->tnt_tflags;
+	if (b->end != BLK_BRANCH)
+		return 0;
+	switch (b->iclass) {
+	case X86_IC_JCC: {
+		unsigned bit = (unsigned)(f->tnt >> (f->tnt_n - 1)) & 1;
+		next = b->succ[bit];
+		if (next < 0)
+			return 0;
+		f->tnt_n--;
+		to = bit ? b->target : b->fall;
+		kind = PTREC_BR_JCC;
+		flags |= bit ? PTREC_BRF_TAKEN : 0;
+		f->no_progress = 0;
+		break;
+	}
+	case X86_IC_RET: {
+		if (!((f->tnt >> (f->tnt_n - 1)) & 1) || !f->ret_n)
+			return 0;
+		unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+		to = f->ret[top];
+		next = b->succ_ind;
+		if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+			return 0;
+		f->tnt_n--;
+		f->ret_top = top;
+		f->ret_n--;
+		kind = PTREC_BR_RET;
+		flags |= PTREC_BRF_COMPRESSED_RET;
+		f->no_progress = 0;
+		break;
+	}
+	case X86_IC_JMP:
+	case X86_IC_CALL:
+		next = b->succ[1];
+		if (next < 0 || ++f->no_progress > NO_PROGRESS_LIMIT)
+			return 0;
+		to = b->target;
+		if (b->iclass == X86_IC_CALL) {
+			ret_push(f, b->fall);
+			kind = PTREC_BR_CALL;
+		} else {
+			kind = PTREC_BR_JMP;
+		}
+		break;
+	default:
+		return 0;
+	}
+	run->ip = b->start;
+	run->ninsn = b->ninsn;
+	run->mode = b->mode;
+	run->last_iclass = b->iclass;
+	run->aux = 0;
+	run->len = f->lens + b->len_off;
+	run->ev.from = b->end_ip;
+	run->ev.to = to;
+	run->ev.timestamp = (flags & PTREC_BRF_HAS_TIME) ? f->tnt_tsc : 0;
+	run->ev.kind = (uint8_t)kind;
+	run->ev.flags = (uint8_t)flags;
+	run->ev.reason = 0;
+	run->ev.reserved = 0;
+	run->why = NULL;
+	run->offset = f->tnt_off;
+	f->ip = to;
+	f->cur_blk = next;
+	f->stats.insns += b->ninsn;
+	f->stats.events++;
+	return 1;
+}
+
 int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 {
+	if (f->state == ST_ENABLED && f->tnt_n && f->cur_blk >= 0 && !f->ptw_n &&
+	    *f->gen_ref == f->image_gen && fast_step(f, run))
+		return 1;
 	memset(run, 0, sizeof(*run));
 	if (f->ptw_n) {
 		run->aux = PT_FLOW_AUX_PTW;
@@ -1272,7 +1363,7 @@ int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec
 	}
 }
 
-int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_image *image,
+int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
                         const struct pt_flow_last_opts *opts, struct branch_ring *ring,
                         struct pt_flow_stats *stats)
 {

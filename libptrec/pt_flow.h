@@ -64,7 +64,7 @@ struct pt_flow_cpu {
 struct pt_flow_config {
 	const uint8_t *buf;          /* the trace (borrowed; must outlive the decoder) */
 	size_t len;                  /* its size */
-	struct pt_image *image;      /* the code image (borrowed) */
+	struct pt_img *image;      /* the code image (borrowed) */
 	unsigned errata;             /* PT_ERRATUM_* bits (see pt_flow_cpu_errata) */
 	struct pt_time_config time;  /* what is known about the clocks (zeros: nothing) */
 };
@@ -158,7 +158,7 @@ struct pt_flow_last_opts {
  * Returns the number of GAP events (0 = the whole trace decoded cleanly), 
  * -PTREC_EINVAL for bad arguments, -PTREC_ENOMEM, or -PTREC_ERATE when opts->stop stopped it
  * (ring then holds the events up to that point). */
-int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_image *image,
+int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
                         const struct pt_flow_last_opts *opts, struct branch_ring *ring,
                         struct pt_flow_stats *stats);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "branch.h"
+#include "pt_packet.h"
 #include "pt_time.h"
 
 void pt_time_init(struct pt_time *t, const struct pt_time_config *cfg)

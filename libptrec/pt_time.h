@@ -15,7 +15,9 @@
 
 #include <stdint.h>
 
-#include "pt_packet.h"
+/* Only a pointer is needed here: users that also include libipt's intel-pt.h (which has its
+ * own struct pt_packet) can include this header without pt_packet.h. */
+struct pt_packet;
 
 /* What the caller knows about the clocks (0 = unknown). */
 struct pt_time_config {

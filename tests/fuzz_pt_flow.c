@@ -37,10 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ncode = size - 1;
 	const uint8_t *trace = data + 1 + ncode;
 	size_t ntrace = size - 1 - ncode;
-	struct pt_image *img = pt_image_new();
+	struct pt_img *img = pt_img_new();
 	FUZZ_ASSERT(img);
 	if (ncode)
-		FUZZ_ASSERT(pt_image_add_bytes(img, 0x1000, data + 1, ncode, 1) == 0);
+		FUZZ_ASSERT(pt_img_add_bytes(img, 0x1000, data + 1, ncode, 1) == 0);
 
 	for (unsigned errata = 0; errata < 2; errata++) {
 		struct pt_flow_config cfg = {trace, ntrace, img, errata ? 7u : 0u, {0, 0, 0, 0}};
@@ -72,6 +72,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(e == 0 && n2 == insns);
 		pt_flow_free(f);
 	}
-	pt_image_free(img);
+	pt_img_free(img);
 	return 0;
 }

@@ -191,9 +191,9 @@ static const struct code code[] = {
 	{0xa000, "eb02 9090 e8f7ffffff"},
 };
 
-static struct pt_image *make_image(void)
+static struct pt_img *make_image(void)
 {
-	struct pt_image *img = pt_image_new();
+	struct pt_img *img = pt_img_new();
 	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++) {
 		uint8_t bytes[64];
 		size_t n = 0;
@@ -207,13 +207,13 @@ static struct pt_image *make_image(void)
 			bytes[n++] = (uint8_t)v;
 			p += 2;
 		}
-		if (pt_image_add_bytes(img, code[i].at, bytes, n, 1))
+		if (pt_img_add_bytes(img, code[i].at, bytes, n, 1))
 			return NULL;
 	}
 	return img;
 }
 
-static struct pt_image *image;
+static struct pt_img *image;
 
 static void append(char *out, size_t cap, const char *s)
 {
@@ -808,6 +808,6 @@ int main(void)
 	test_last_n();
 	test_cpu();
 	test_fuzz_smoke();
-	pt_image_free(image);
+	pt_img_free(image);
 	return check_done();
 }
