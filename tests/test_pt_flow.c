@@ -15,6 +15,7 @@
 #include "branch_ring.h"
 #include "pt_flow.h"
 #include "pt_image.h"
+#include "pt_packet.h"
 #include "pt_time.h"
 
 /* ---- a tiny PT packet assembler --------------------------------------------------------- */
