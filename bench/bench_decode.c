@@ -290,7 +290,8 @@ static struct result ipt_insn(const uint8_t *buf, size_t len)
 	return r;
 }
 
-/* Expands a libipt block into instruction addresses with libptrec's length decoder. */
+/* Expands a libipt block into instruction addresses with libptrec's length decoder (the block
+ * gives its first address and instruction count only). */
 static uint64_t expand_block(uint64_t h, const struct pt_block *b)
 {
 	uint64_t ip = b->ip;
@@ -304,7 +305,12 @@ static uint64_t expand_block(uint64_t h, const struct pt_block *b)
 		h = mix(h, ip);
 		if (l <= 0)
 			return h ^ 0xdead; /* cannot expand: the hash will differ */
-		ip += (uint64_t)l;
+		/* A libipt block is "sequential": it may go on through direct jumps and calls. */
+		if ((insn.iclass == X86_IC_JMP || insn.iclass == X86_IC_CALL) &&
+		    (insn.flags & X86_INSN_HAS_TARGET))
+			ip = insn.target;
+		else
+			ip += (uint64_t)l;
 	}
 	return h;
 }

@@ -19,6 +19,7 @@
 #define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
 #define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
 #define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
+#define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
 
 /* How a cached block ends. */
 enum blk_end {
@@ -33,7 +34,7 @@ struct blk {
 	uint64_t end_ip;    /* last instruction (BLK_ERROR: the undecodable address) */
 	uint64_t target;    /* direct branch target (iclass JCC/JMP/CALL) */
 	uint64_t fall;      /* address after the last instruction */
-	uint32_t len_off;   /* lengths in the pool at this offset */
+	const uint8_t *len; /* instruction lengths (in a pool chunk) */
 	uint16_t ninsn;     /* instructions, including the final branch */
 	uint8_t end;        /* enum blk_end */
 	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
@@ -122,8 +123,11 @@ struct pt_flow {
 	uint32_t nblk, capblk;      /* used, allocated */
 	int32_t *hash;              /* open-addressing table of block indices (-1 empty) */
 	uint32_t hash_mask;         /* table size - 1 */
-	uint8_t *lens;              /* instruction length pool */
-	uint32_t nlens, caplens;    /* used, allocated */
+	uint8_t **chunk;            /* instruction length pool: chunks that never move */
+	uint32_t nchunk, capchunk;  /* chunks allocated, slots */
+	uint32_t cur_chunk;         /* chunk being filled */
+	uint32_t chunk_used;        /* bytes used in it */
+	uint32_t retire;            /* chunks [0, retire) belong to a flushed cache */
 	uint64_t image_gen;         /* image generation the cache was built for */
 	const uint64_t *gen_ref;    /* the image's live generation number */
 	int32_t cur_blk;            /* block of the current ip if known (-1) */
@@ -191,7 +195,8 @@ int pt_flow_parse_cpu(const char *s, struct pt_flow_cpu *cpu)
 static void cache_flush(struct pt_flow *f)
 {
 	f->nblk = 0;
-	f->nlens = 0;
+	f->retire = f->nchunk; /* freed at the next call: runs may still point there */
+	f->chunk_used = CHUNK_SIZE;
 	if (f->hash)
 		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
 	f->cur_blk = -1;
@@ -229,7 +234,9 @@ void pt_flow_free(struct pt_flow *f)
 		return;
 	free(f->blk);
 	free(f->hash);
-	free(f->lens);
+	for (uint32_t i = 0; i < f->nchunk; i++)
+		free(f->chunk[i]);
+	free(f->chunk);
 	free(f);
 }
 
@@ -265,19 +272,39 @@ static int hash_grow(struct pt_flow *f)
 	return 0;
 }
 
+
+/* Makes room for n more lengths, appending a chunk when the current one is too full.  Chunks
+ * never move and are only freed by retire_chunks, so lengths handed out in runs stay valid until
+ * the next call into the decoder even across a cache flush. */
 static int lens_reserve(struct pt_flow *f, uint32_t n)
 {
-	if (f->nlens + n <= f->caplens)
+	if (f->nchunk > f->retire && f->chunk_used + n <= CHUNK_SIZE)
 		return 0;
-	uint32_t cap = f->caplens ? f->caplens : 65536;
-	while (cap < f->nlens + n)
-		cap *= 2;
-	uint8_t *l = realloc(f->lens, cap);
-	if (!l)
+	if (f->nchunk == f->capchunk) {
+		uint32_t cap = f->capchunk ? f->capchunk * 2 : 16;
+		uint8_t **c = realloc(f->chunk, (size_t)cap * sizeof(*c));
+		if (!c)
+			return -PTREC_ENOMEM;
+		f->chunk = c;
+		f->capchunk = cap;
+	}
+	f->chunk[f->nchunk] = malloc(CHUNK_SIZE);
+	if (!f->chunk[f->nchunk])
 		return -PTREC_ENOMEM;
-	f->lens = l;
-	f->caplens = cap;
+	f->cur_chunk = f->nchunk++;
+	f->chunk_used = 0;
 	return 0;
+}
+
+/* Frees the chunks a cache flush retired (called at the start of each public call). */
+static void retire_chunks(struct pt_flow *f)
+{
+	for (uint32_t i = 0; i < f->retire; i++)
+		free(f->chunk[i]);
+	memmove(f->chunk, f->chunk + f->retire, (f->nchunk - f->retire) * sizeof(*f->chunk));
+	f->nchunk -= f->retire;
+	f->cur_chunk = f->nchunk ? f->nchunk - 1 : 0;
+	f->retire = 0;
 }
 
 /* Decodes the block at ip into the cache.  Returns its index or -PTREC_ENOMEM. */
@@ -300,11 +327,11 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 	memset(b, 0, sizeof(*b));
 	b->start = ip;
 	b->mode = (uint8_t)mode;
-	b->len_off = f->nlens;
+	b->len = f->chunk[f->cur_chunk] + f->chunk_used;
 	b->succ[0] = b->succ[1] = b->succ_ind = -1;
 	b->end = BLK_OPEN;
 
-	uint8_t *lens = f->lens + f->nlens;
+	uint8_t *lens = f->chunk[f->cur_chunk] + f->chunk_used;
 	uint64_t cur = ip;
 	unsigned n = 0;
 	const struct pt_img_section *sec = pt_img_find(f->image, cur);
@@ -351,7 +378,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 	}
 	b->ninsn = (uint16_t)n;
 	b->fall = b->end_ip + b->last_len;
-	f->nlens += n;
+	f->chunk_used += n;
 	f->stats.blocks++;
 
 	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
@@ -933,7 +960,7 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 		const struct blk *b = &f->blk[bi];
 		run->ip = b->start;
 		run->mode = b->mode;
-		run->len = f->lens + b->len_off;
+		run->len = b->len;
 		run->ninsn = b->ninsn;
 		run->last_iclass = b->end == BLK_BRANCH ? b->iclass : X86_IC_OTHER;
 
@@ -1204,20 +1231,22 @@ static int step_other(struct pt_flow *f, struct pt_flow_run *run)
 	}
 }
 
-/* The hot path: the current block is cached and ends in a conditional branch, a compressed
- * return or a direct jump/call whose successor is cached, and TNT bits are queued (so no
- * IP-bound event can bind and no packet has to be read).  Fills the whole run and returns 1,
- * or returns 0 without changing anything when the general walk must handle the step. */
+/* The hot path: the current block is cached and its final branch can be resolved without the
+ * general walk: a conditional branch or compressed return with TNT bits queued, a direct
+ * jump/call, or an indirect branch whose TIP is the look-ahead item, with the successor block
+ * cached.  Either TNT bits are queued or the look-ahead item is a TIP, so no IP-bound event,
+ * overflow or disable can bind in this block.  Fills the whole run and returns 1, or returns 0
+ * without changing anything when the general walk must handle the step. */
 static inline int fast_step(struct pt_flow *f, struct pt_flow_run *run)
 {
 	const struct blk *b = &f->blk[f->cur_blk];
+	struct nx *nx = &f->nx;
 	int32_t next;
-	uint64_t to;
+	uint64_t to, tsc = f->tnt_tsc, off = f->tnt_off;
 	unsigned kind, flags = f->tnt_tflags;
-	if (b->end != BLK_BRANCH)
-		return 0;
-	switch (b->iclass) {
-	case X86_IC_JCC: {
+	int tip = nx->kind == NX_TIP;
+	/* The most frequent case first, outside the switch (its jump table predicts badly). */
+	if (b->iclass == X86_IC_JCC && f->tnt_n) {
 		unsigned bit = (unsigned)(f->tnt >> (f->tnt_n - 1)) & 1;
 		next = b->succ[bit];
 		if (next < 0)
@@ -1227,21 +1256,22 @@ static inline int fast_step(struct pt_flow *f, struct pt_flow_run *run)
 		kind = PTREC_BR_JCC;
 		flags |= bit ? PTREC_BRF_TAKEN : 0;
 		f->no_progress = 0;
-		break;
+		goto out;
 	}
-	case X86_IC_RET: {
-		if (!((f->tnt >> (f->tnt_n - 1)) & 1) || !f->ret_n)
+	if (b->end != BLK_BRANCH || (!f->tnt_n && !tip))
+		return 0;
+	switch (b->iclass) {
+	case X86_IC_JCC: {
+		if (!f->tnt_n)
 			return 0;
-		unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
-		to = f->ret[top];
-		next = b->succ_ind;
-		if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+		unsigned bit = (unsigned)(f->tnt >> (f->tnt_n - 1)) & 1;
+		next = b->succ[bit];
+		if (next < 0)
 			return 0;
 		f->tnt_n--;
-		f->ret_top = top;
-		f->ret_n--;
-		kind = PTREC_BR_RET;
-		flags |= PTREC_BRF_COMPRESSED_RET;
+		to = bit ? b->target : b->fall;
+		kind = PTREC_BR_JCC;
+		flags |= bit ? PTREC_BRF_TAKEN : 0;
 		f->no_progress = 0;
 		break;
 	}
@@ -1258,24 +1288,64 @@ static inline int fast_step(struct pt_flow *f, struct pt_flow_run *run)
 			kind = PTREC_BR_JMP;
 		}
 		break;
+	case X86_IC_RET:
+		if (f->tnt_n) {
+			if (!((f->tnt >> (f->tnt_n - 1)) & 1) || !f->ret_n)
+				return 0;
+			unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+			to = f->ret[top];
+			next = b->succ_ind;
+			if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+				return 0;
+			f->tnt_n--;
+			f->ret_top = top;
+			f->ret_n--;
+			kind = PTREC_BR_RET;
+			flags |= PTREC_BRF_COMPRESSED_RET;
+			f->no_progress = 0;
+			break;
+		}
+		/* An uncompressed return takes the TIP. */
+		/* fall through */
+	case X86_IC_JMP_IND:
+	case X86_IC_CALL_IND:
+	case X86_IC_FAR:
+		if (!tip || !nx->has_ip || nx->has_mode)
+			return 0;
+		to = nx->ip;
+		next = b->succ_ind;
+		if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+			return 0;
+		kind = b->iclass == X86_IC_RET ? PTREC_BR_RET
+		     : b->iclass == X86_IC_JMP_IND ? PTREC_BR_IND_JMP
+		     : b->iclass == X86_IC_CALL_IND ? PTREC_BR_IND_CALL : PTREC_BR_FAR;
+		if (b->iclass == X86_IC_CALL_IND)
+			ret_push(f, b->fall);
+		flags = nx->tflags;
+		tsc = nx->tsc;
+		off = nx->off;
+		nx->kind = NX_NONE;
+		f->no_progress = 0;
+		break;
 	default:
 		return 0;
 	}
+out:
 	run->ip = b->start;
 	run->ninsn = b->ninsn;
 	run->mode = b->mode;
 	run->last_iclass = b->iclass;
 	run->aux = 0;
-	run->len = f->lens + b->len_off;
+	run->len = b->len;
 	run->ev.from = b->end_ip;
 	run->ev.to = to;
-	run->ev.timestamp = (flags & PTREC_BRF_HAS_TIME) ? f->tnt_tsc : 0;
+	run->ev.timestamp = (flags & PTREC_BRF_HAS_TIME) ? tsc : 0;
 	run->ev.kind = (uint8_t)kind;
 	run->ev.flags = (uint8_t)flags;
 	run->ev.reason = 0;
 	run->ev.reserved = 0;
 	run->why = NULL;
-	run->offset = f->tnt_off;
+	run->offset = off;
 	f->ip = to;
 	f->cur_blk = next;
 	f->stats.insns += b->ninsn;
@@ -1283,11 +1353,51 @@ static inline int fast_step(struct pt_flow *f, struct pt_flow_run *run)
 	return 1;
 }
 
+/* Tries the hot path for the next run (see fast_step). */
+static inline int try_fast(struct pt_flow *f, struct pt_flow_run *run)
+{
+	if (f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
+		return 0;
+	if (!f->tnt_n && f->nx.kind == NX_NONE)
+		lookahead(f, 0);
+	if (f->ptw_n)
+		return 0;
+	return fast_step(f, run);
+}
+
+static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run);
+
 int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 {
-	if (f->state == ST_ENABLED && f->tnt_n && f->cur_blk >= 0 && !f->ptw_n &&
-	    *f->gen_ref == f->image_gen && fast_step(f, run))
+	if (f->retire)
+		retire_chunks(f);
+	if (try_fast(f, run))
 		return 1;
+	return next_run_slow(f, run);
+}
+
+int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
+{
+	size_t n = 0;
+	if (f->retire)
+		retire_chunks(f);
+	while (n < max) {
+		if (try_fast(f, &runs[n])) {
+			n++;
+			continue;
+		}
+		int e = next_run_slow(f, &runs[n]);
+		if (e < 0)
+			return n ? (int)n : e;
+		if (e == 0)
+			break;
+		n++;
+	}
+	return (int)n;
+}
+
+static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run)
+{
 	memset(run, 0, sizeof(*run));
 	if (f->ptw_n) {
 		run->aux = PT_FLOW_AUX_PTW;
@@ -1380,7 +1490,9 @@ int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
 	struct pt_flow_run run;
 	int ret = 0;
 	for (unsigned long n = 1;; n++) {
-		int e = pt_flow_next_run(f, &run);
+		if (f->retire)
+			retire_chunks(f);
+		int e = try_fast(f, &run) ? 1 : next_run_slow(f, &run);
 		if (e <= 0) {
 			ret = e;
 			break;

@@ -129,6 +129,11 @@ void pt_flow_free(struct pt_flow *f);
  * A trace without any PSB yields one GAP (reason PTREC_ENOSYNC) and then the end. */
 int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run);
 
+/* Decodes up to max runs into runs[] (the batch form of pt_flow_next_run: less overhead per
+ * run).  Returns the number filled (0 at the end of the trace) or -PTREC_ENOMEM when none could
+ * be.  Each run's len stays valid until the next call on f. */
+int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max);
+
 /* Instruction iterator over the runs: returns PT_FLOW_INSN and fills *insn, PT_FLOW_EVENT and
  * fills *ev (a branch event, or for aux items a PTREC_BR_NONE event with *run describing it),
  * 0 at the end, or -PTREC_ENOMEM.  run may be NULL when the caller does not want details. */
