@@ -14,6 +14,9 @@
 
 #include "backend.h"
 
+/* A 64-bit load allowed to alias the ring's bytes. */
+typedef uint64_t __attribute__((may_alias)) ring_word;
+
 /* 1 if any byte of p[0..n) is non-zero. */
 static int any_nonzero(const uint8_t *p, size_t n)
 {
@@ -23,7 +26,7 @@ static int any_nonzero(const uint8_t *p, size_t n)
 		if (p[i++])
 			return 1;
 	for (; i + 8 <= n; i += 8)
-		if (*(const uint64_t *)(const void *)(p + i))
+		if (*(const ring_word *)(const void *)(p + i))
 			return 1;
 	for (; i < n; i++)
 		if (p[i])
