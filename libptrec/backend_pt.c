@@ -1,7 +1,8 @@
 /* backend_pt.c — the intel_pt backend: a per-thread Intel PT ring through the kernel's perf
  * intel_pt driver, AUX area in overwrite mode (the kernel's circular ToPA).
  * freeze() and view() are ASYNC-SIGNAL-SAFE (perf_aux.c); the rest runs at init and at
- * thread attach/detach. */
+ * thread attach/detach.  cfg->filter (PTREC_FILTER) becomes a kernel address filter through
+ * ptrec_pt_filter_build() and is checked against caps/num_address_ranges. */
 #include "config.h"
 
 #include <stdio.h>
@@ -39,15 +40,36 @@ static int pt_open(struct ptrec_ring *ring, size_t size, const struct ptrec_conf
 		ring->fd = -1;
 		return rc;
 	}
+	char filter[4096];
 	struct ptrec_perf_aux_spec spec = {
 		.pmu_name = "intel_pt",
 		.type = f->pt.type,
 		.config = pc.config,
 		.config1 = pc.config1,
 		.config2 = pc.config2,
-		.filter = cfg ? cfg->filter : NULL,
 		.sys = &f->sys,
 	};
+
+	if (cfg && cfg->filter && *cfg->filter) {
+		char err[256];
+		const struct ptrec_pmu_cap *nr = ptrec_pmu_cap(&f->pt, "num_address_ranges");
+		int n = ptrec_pt_filter_build(cfg->filter, filter, sizeof(filter), err, sizeof(err));
+
+		if (n < 0) {
+			snprintf(reason, len, "PTREC_FILTER: %s", err);
+			memset(ring, 0, sizeof(*ring));
+			ring->fd = -1;
+			return n;
+		}
+		if (nr && nr->valid && (uint64_t)n > nr->value) {
+			snprintf(reason, len, "PTREC_FILTER needs %d address ranges, the CPU has %llu "
+			         "(caps/num_address_ranges)", n, (unsigned long long)nr->value);
+			memset(ring, 0, sizeof(*ring));
+			ring->fd = -1;
+			return -PTREC_EINVAL;
+		}
+		spec.filter = filter;
+	}
 	rc = ptrec_perf_aux_open(ring, size, &spec, reason, len);
 	if (rc == 0 && (pc.flags & PTREC_PT_MTC))
 		ring->mtc_period = pc.mtc_period;

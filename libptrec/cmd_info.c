@@ -40,6 +40,7 @@ struct info {
 	enum ptrec_backend chosen;   /* what auto picks */
 	const char *env_backend;     /* PTREC_BACKEND, if set */
 	const char *env_dir;         /* PTREC_DIR, if set */
+	const char *env_filter;      /* PTREC_FILTER, if set */
 };
 
 static const char *yesno(int v)
@@ -128,6 +129,7 @@ static void gather(struct info *in)
 	             : !in->bts_rc ? PTREC_BACKEND_INTEL_BTS : PTREC_BACKEND_INSTRUMENTED;
 	in->env_backend = getenv("PTREC_BACKEND");
 	in->env_dir = getenv("PTREC_DIR");
+	in->env_filter = getenv("PTREC_FILTER");
 }
 
 /* Where the recorder writes, as one sentence. */
@@ -307,6 +309,9 @@ static void print_text(const struct info *in)
 	if (c->pt_lbr_exclusive)
 		printf("  PT and LBR            mutually exclusive on %02X_%02XH: LBR users are "
 		       "suspended while PT traces\n", c->family, c->model);
+	else if (c->pt)
+		printf("  PT and LBR            usable together (%02X_%02XH is not on the SDM's "
+		       "exclusive list)\n", c->family, c->model);
 	if (c->pt_leaf_valid)
 		print_pt_leaf(c);
 	if (c->tsc_leaf_valid && c->tsc_ratio_num)
@@ -351,6 +356,20 @@ static void print_text(const struct info *in)
 	       "or -fsanitize-coverage=trace-pc\n");
 	if (in->env_backend)
 		printf("  PTREC_BACKEND         %s overrides auto\n", in->env_backend);
+	if (in->env_filter && *in->env_filter) {
+		const struct ptrec_pmu_cap *nr = ptrec_pmu_cap(&in->pt, "num_address_ranges");
+		printf("  PTREC_FILTER          \"%s\": ", in->env_filter);
+		if (!in->pt.present)
+			printf("unused (no intel_pt)\n");
+		else if (!nr || !nr->valid)
+			printf("caps/num_address_ranges unknown\n");
+		else if (nr->value == 0)
+			printf("will be refused: the CPU has no address ranges "
+			       "(caps/num_address_ranges=0)\n");
+		else
+			printf("the CPU filters up to %llu address ranges\n",
+			       (unsigned long long)nr->value);
+	}
 	printf("\n");
 	verdict_line(in, stdout);
 }
@@ -625,6 +644,7 @@ static void print_json(const struct info *in)
 		j_str(j, "intel_bts", in->bts_reason);
 	j_close(j, '}');
 	j_str(j, "override", in->env_backend);
+	j_str(j, "filter", in->env_filter);
 	j_close(j, '}');
 	j_close(j, '}');
 	fputc('\n', stdout);

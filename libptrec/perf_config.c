@@ -2,9 +2,13 @@
  * Runs at init; not async-signal-safe (snprintf). */
 #include "config.h"
 
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perf_config.h"
 #include "ptrec.h"
@@ -212,4 +216,128 @@ int ptrec_pt_config_build(const struct ptrec_pmu *pmu, const struct ptrec_pt_req
 		    (unsigned long long)(req->ring_size / (2048ull << best)));
 	}
 	return 0;
+}
+
+/* Appends "filter OFF/SIZE@PATH" for each executable PT_LOAD of path.  Returns the count
+ * added, or -PTREC_EINVAL with err. */
+static int whole_object(const char *path, char *out, size_t outlen, int first, char *err,
+                        size_t errlen)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int n = 0;
+
+	if (fd < 0) {
+		say(err, errlen, "filter object %s: %s", path, strerror(errno));
+		return -PTREC_EINVAL;
+	}
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 4096) {
+		say(err, errlen, "filter object %s: not a 64-bit ELF file", path);
+		close(fd);
+		return -PTREC_EINVAL;
+	}
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		off_t at = (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph));
+
+		if (pread(fd, &ph, sizeof(ph), at) != (ssize_t)sizeof(ph)) {
+			say(err, errlen, "filter object %s: program header %u unreadable", path, i);
+			close(fd);
+			return -PTREC_EINVAL;
+		}
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_filesz == 0)
+			continue;
+		size_t used = strnlen(out, outlen);
+		int w = snprintf(out + used, outlen - used, "%sfilter 0x%llx/0x%llx@%s",
+		                 first && n == 0 ? "" : ",", (unsigned long long)ph.p_offset,
+		                 (unsigned long long)ph.p_filesz, path);
+		if (w < 0 || (size_t)w >= outlen - used) {
+			say(err, errlen, "filter for %s does not fit in %zu bytes", path, outlen);
+			close(fd);
+			return -PTREC_EINVAL;
+		}
+		n++;
+	}
+	close(fd);
+	if (!n) {
+		say(err, errlen, "filter object %s has no executable segment", path);
+		return -PTREC_EINVAL;
+	}
+	return n;
+}
+
+int ptrec_pt_filter_build(const char *spec, char *out, size_t outlen, char *err,
+                          size_t errlen)
+{
+	int count = 0;
+
+	if (errlen)
+		err[0] = '\0';
+	if (!outlen)
+		return -PTREC_EINVAL;
+	out[0] = '\0';
+	if (!spec) {
+		say(err, errlen, "empty filter");
+		return -PTREC_EINVAL;
+	}
+	const char *p = spec;
+	while (*p) {
+		char item[1024];
+		size_t n = strcspn(p, ",");
+
+		if (n >= sizeof(item)) {
+			say(err, errlen, "filter item too long");
+			return -PTREC_EINVAL;
+		}
+		memcpy(item, p, n);
+		item[n] = '\0';
+		p += n + (p[n] == ',');
+
+		/* trim */
+		char *s = item, *e = item + n;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+			*--e = '\0';
+		if (!*s)
+			continue;
+
+		/* "filter * @ PATH": the whole object */
+		if (!strncmp(s, "filter", 6)) {
+			char *q = s + 6;
+			while (*q == ' ')
+				q++;
+			if (*q == '*') {
+				q++;
+				while (*q == ' ')
+					q++;
+				if (*q != '@') {
+					say(err, errlen, "filter \"%s\": expected '@ PATH' after '*'", s);
+					return -PTREC_EINVAL;
+				}
+				q++;
+				while (*q == ' ')
+					q++;
+				int r = whole_object(q, out, outlen, count == 0, err, errlen);
+				if (r < 0)
+					return r;
+				count += r;
+				continue;
+			}
+		}
+		size_t used = strlen(out);
+		int w = snprintf(out + used, outlen - used, "%s%s", count ? "," : "", s);
+		if (w < 0 || (size_t)w >= outlen - used) {
+			say(err, errlen, "filter does not fit in %zu bytes", outlen);
+			return -PTREC_EINVAL;
+		}
+		count++;
+	}
+	if (!count) {
+		say(err, errlen, "empty filter");
+		return -PTREC_EINVAL;
+	}
+	return count;
 }

@@ -60,4 +60,16 @@ int ptrec_format_deposit(uint64_t mask, uint64_t value, uint64_t *word);
 int ptrec_pt_config_build(const struct ptrec_pmu *pmu, const struct ptrec_pt_request *req,
                           struct ptrec_pt_config *out, char *err, size_t errlen);
 
+/* Turns a PTREC_FILTER value into the kernel's address-filter string for
+ * PERF_EVENT_IOC_SET_FILTER.  Accepted forms, several separated by ',':
+ *   "filter * @ PATH"  (perf's whole-object form): one "filter OFFSET/SIZE@PATH" per
+ *                      executable PT_LOAD segment of the ELF file PATH (file offsets, as the
+ *                      kernel expects);
+ *   anything else      is passed through (the kernel's own syntax, e.g.
+ *                      "filter 0x1000/0x200@/usr/bin/server", "start 0x400@/bin/x").
+ * Returns the number of filters (>= 1), or -PTREC_EINVAL (empty spec, PATH unreadable or not
+ * a 64-bit ELF file, no executable segment, out too small) with the cause in err. */
+int ptrec_pt_filter_build(const char *spec, char *out, size_t outlen, char *err,
+                          size_t errlen);
+
 #endif

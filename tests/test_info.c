@@ -266,15 +266,19 @@ static void test_pt_machine(const char *root)
 	CHECK(json_get(out, "verdict.rejected.intel_pt") == NULL);
 	free(out);
 
-	/* The same tree as text: the budget sentence and the verdict line. */
+	/* The same tree as text: the budget sentence, the filter check and the verdict line. */
 	snprintf(args, sizeof(args), "--root '%s' --ring-size 64K", root);
+	setenv("PTREC_FILTER", "filter * @ /usr/bin/server", 1);
 	out = run_info(args, &st);
 	CHECK(out && st == 0);
 	if (out) {
 		CHECK(strstr(out, "15 threads at ring size 64 KiB") != NULL);
+		CHECK(strstr(out, "PTREC_FILTER          \"filter * @ /usr/bin/server\": the CPU "
+		                  "filters up to 2 address ranges") != NULL);
 		CHECK(strstr(out, "\nverdict: auto chooses intel_pt\n") != NULL);
 		free(out);
 	}
+	unsetenv("PTREC_FILTER");
 }
 
 /* Paranoid 3 (Debian default), unprivileged: both perf backends refused with that reason. */

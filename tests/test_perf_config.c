@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <link.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -218,8 +220,80 @@ static void test_odd_formats(const char *root)
 	             (uint64_t)-PTREC_ENOSUPP);
 }
 
+/* The executable segments of the main program, as the dynamic loader reports them. */
+struct exec_segs {
+	unsigned n;
+	unsigned long long off[8], size[8];
+};
+
+static int first_object(struct dl_phdr_info *info, size_t sz, void *arg)
+{
+	struct exec_segs *e = arg;
+
+	(void)sz;
+	for (unsigned i = 0; i < info->dlpi_phnum && e->n < 8; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_filesz) {
+			e->off[e->n] = ph->p_offset;
+			e->size[e->n++] = ph->p_filesz;
+		}
+	}
+	return 1; /* the first object is the main program */
+}
+
+static void test_filter(void)
+{
+	char out[2048], err[256], want[2048] = "";
+	struct exec_segs e = {0};
+
+	/* The kernel's own syntax passes through. */
+	CHECK_EQ_U64(ptrec_pt_filter_build("filter 0x1000/0x200@/usr/bin/server", out, sizeof(out),
+	                                   err, sizeof(err)), 1);
+	CHECK_STR(out, "filter 0x1000/0x200@/usr/bin/server");
+
+	/* "filter * @ PATH": every executable PT_LOAD of PATH, by file offset and size. */
+	dl_iterate_phdr(first_object, &e);
+	CHECK(e.n >= 1);
+	for (unsigned i = 0; i < e.n; i++) {
+		size_t used = strlen(want);
+		snprintf(want + used, sizeof(want) - used, "%sfilter 0x%llx/0x%llx@/proc/self/exe",
+		         i ? "," : "", e.off[i], e.size[i]);
+	}
+	CHECK_EQ_U64(ptrec_pt_filter_build("filter * @ /proc/self/exe", out, sizeof(out), err,
+	                                   sizeof(err)), e.n);
+	CHECK_STR(out, want);
+	printf("whole-object filter: %s\n", out);
+
+	/* Several items, mixed. */
+	CHECK_EQ_U64(ptrec_pt_filter_build(" stop 0x10@/bin/true , filter *@/proc/self/exe", out,
+	                                   sizeof(out), err, sizeof(err)), e.n + 1);
+	CHECK(strncmp(out, "stop 0x10@/bin/true,filter 0x", 29) == 0);
+
+	/* Errors name the cause. */
+	CHECK_EQ_U64(ptrec_pt_filter_build("filter * @ /nonexistent/server", out, sizeof(out), err,
+	                                   sizeof(err)), (uint64_t)-PTREC_EINVAL);
+	CHECK(strstr(err, "/nonexistent/server") != NULL);
+	const char *src = getenv("top_srcdir");
+	if (src) {
+		char spec[4200];
+		snprintf(spec, sizeof(spec), "filter * @ %s/tests/check.h", src);
+		CHECK_EQ_U64(ptrec_pt_filter_build(spec, out, sizeof(out), err, sizeof(err)),
+		             (uint64_t)-PTREC_EINVAL);
+		CHECK(strstr(err, "not a 64-bit ELF file") != NULL);
+	}
+	CHECK_EQ_U64(ptrec_pt_filter_build("filter * /bin/true", out, sizeof(out), err,
+	                                   sizeof(err)), (uint64_t)-PTREC_EINVAL);
+	CHECK_EQ_U64(ptrec_pt_filter_build(" , ", out, sizeof(out), err, sizeof(err)),
+	             (uint64_t)-PTREC_EINVAL);
+	CHECK_EQ_U64(ptrec_pt_filter_build(NULL, out, sizeof(out), err, sizeof(err)),
+	             (uint64_t)-PTREC_EINVAL);
+	CHECK_EQ_U64(ptrec_pt_filter_build("filter * @ /proc/self/exe", out, 16, err, sizeof(err)),
+	             (uint64_t)-PTREC_EINVAL);
+}
+
 int main(void)
 {
+	test_filter();
 	char root[4096];
 
 	test_deposit();
