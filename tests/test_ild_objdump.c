@@ -551,11 +551,11 @@ static int part32_compiled(const char *objdump, struct totals *t)
 		snprintf(cmd, sizeof cmd,
 		         "%s -m32 -ffreestanding -fno-sanitize=all %s -c '%s/tests/data/ild_m32.c' "
 		         "-o '%s' >/dev/null 2>&1", cc, *fl, src, obj);
-		if (system(cmd) != 0 || elf_bits(obj) != 32)
-			continue;
-		check_file(objdump, "--insn-width=16", obj, X86_MODE_32, t);
+		if (system(cmd) == 0 && elf_bits(obj) == 32) {
+			check_file(objdump, "--insn-width=16", obj, X86_MODE_32, t);
+			done = 1;
+		}
 		unlink(obj);
-		done = 1;
 	}
 	return done;
 }
