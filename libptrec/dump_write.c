@@ -24,6 +24,7 @@
 #include "recorder_internal.h"
 
 #define BOUNCE_SIZE (64u << 10)
+#define PTREC_STACK_GAP (1u << 20) /* SP this far below a mapping still counts as its stack */
 
 /* One writer's state and buffers. */
 struct dump_ctx {
@@ -374,12 +375,19 @@ static void write_code_and_stack(struct dump_ctx *c, const struct ptrec_dump_req
 	size_t pos = 0;
 	uint64_t sp = context_sp(req->ucontext);
 
+	int stack_done = 0;
+
 	c->code_budget = PTREC_CODE_DUMP_MAX;
 	while (next_map(c, &pos, &m)) {
 		uint64_t len = m.end - m.start;
-		if (sp && sp >= m.start && sp < m.end) {
-			uint64_t n = m.end - sp < PTREC_STACK_DUMP ? m.end - sp : PTREC_STACK_DUMP;
-			write_memory(c, sp, n, PTREC_MEM_STACK, (uint32_t)req->tid);
+		/* The stack from SP up; after a stack overflow SP lies in the guard gap just below
+		 * the stack mapping, and the stack is kept from the mapping's start. */
+		uint64_t from = sp >= m.start ? sp : m.start;
+		int near = sp >= m.start || m.start - sp <= PTREC_STACK_GAP;
+		if (sp && !stack_done && sp < m.end && near) {
+			uint64_t n = m.end - from < PTREC_STACK_DUMP ? m.end - from : PTREC_STACK_DUMP;
+			write_memory(c, from, n, PTREC_MEM_STACK, (uint32_t)req->tid);
+			stack_done = 1;
 		}
 		if (m.perms[2] != 'x')
 			continue;

@@ -9,6 +9,8 @@
 #   - the dump lies where core_pattern puts the core (or the PTREC_DIR fallback when the pattern
 #     pipes or the directory is not writable), is mode 0600 and well formed (dump_check);
 #   - the crashing thread's ring replays to a call stack ending in STACK (symbols from nm);
+#   - the dump holds the stack near SP and the vDSO, and the crasher's build-id (as readelf
+#     reads it from the file, when readelf is there);
 #   - the report (DUMP.txt, mode 0600) names the crashing function and its caller, when
 #     `ptrec report` is implemented; otherwise the stderr line says how to decode later.
 set -u
@@ -81,6 +83,13 @@ crash_run() {
 	grep -q "^event $event signo $signo " "$work/check.txt" || fail "dump does not record event $event signal $signo"
 	grep -q "^event .* complete 1 " "$work/check.txt" || fail "dump has no END record"
 	grep -q "^stack:.*$stack\$" "$work/check.txt" || fail "crashing thread's ring does not end in: $stack"
+	grep -q "^memory kind 3 " "$work/check.txt" || fail "no stack bytes in the dump"
+	grep -q "^memory kind 2 " "$work/check.txt" || fail "no vDSO in the dump"
+	if command -v readelf >/dev/null 2>&1; then
+		id=$(readelf -n "$crasher" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+		[ -z "$id" ] || grep -q "^buildid $id $crasher\$" "$work/check.txt" ||
+			fail "no build-id $id for $crasher in the dump"
+	fi
 
 	fn=${stack##* > }
 	caller=${stack% > *}; caller=${caller##* > }

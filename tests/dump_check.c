@@ -6,7 +6,10 @@
  * Prints "event E signo S tid T threads N complete C", one "thread ..." line per THREAD record
  * and, for the thread flagged CRASHED, "stack: f1 > f2 > ... > fN": the call stack rebuilt by
  * replaying its instrumented CALL/RET records, symbolized with the output of `nm` on the
- * executable (an independent oracle).  Exits 1 with a message when the dump is malformed. */
+ * executable (an independent oracle).  Also prints "rip 0x..." from REGS, one
+ * "memory kind K vaddr 0x... size N covers_rip 0|1 rip_bytes XXXX" line per MEMORY record, and
+ * one "buildid HEX PATH" line per BUILDID record.  Exits 1 with a message when the dump is
+ * malformed. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +93,8 @@ int main(int argc, char **argv)
 	size_t off = h.header_size;
 	const uint8_t *crashed = NULL; size_t crashed_len = 0;
 	const char *maps = NULL; size_t maps_len = 0;
+	uint64_t rip = 0;
+	const uint8_t *mem_at[64]; size_t nmem = 0;
 	while (off + sizeof(struct ptrec_dump_record) <= (size_t)size) {
 		struct ptrec_dump_record r;
 		memcpy(&r, buf + off, sizeof(r));
@@ -116,6 +121,33 @@ int main(int argc, char **argv)
 				crashed_len = t.data_size;
 			}
 			nthread_recs++;
+			break;
+		}
+		case PTREC_REC_REGS: {
+			struct ptrec_dump_regs rg;
+			if (r.size != sizeof(rg)) fail("REGS size", (long long)off);
+			memcpy(&rg, buf + pay, sizeof(rg));
+			rip = rg.gregs[PTREC_REG_RIP];
+			printf("rip 0x%" PRIx64 "\n", rip);
+			break;
+		}
+		case PTREC_REC_MEMORY: {
+			struct ptrec_dump_memory m;
+			if (r.size < sizeof(m)) fail("MEMORY size", (long long)off);
+			memcpy(&m, buf + pay, sizeof(m));
+			if (m.size != r.size - sizeof(m)) fail("MEMORY size field", (long long)off);
+			if (nmem < 64) mem_at[nmem++] = buf + off;
+			break;
+		}
+		case PTREC_REC_BUILDID: {
+			struct ptrec_dump_buildid b;
+			if (r.size < sizeof(b)) fail("BUILDID size", (long long)off);
+			memcpy(&b, buf + pay, sizeof(b));
+			if (sizeof(b) + b.id_len + b.path_len != r.size) fail("BUILDID lengths", (long long)off);
+			printf("buildid ");
+			for (uint32_t i = 0; i < b.id_len; i++)
+				printf("%02x", buf[pay + sizeof(b) + i]);
+			printf(" %.*s\n", (int)b.path_len, (const char *)buf + pay + sizeof(b) + b.id_len);
 			break;
 		}
 		case PTREC_REC_MAPS:
@@ -153,6 +185,21 @@ int main(int argc, char **argv)
 			break;
 		}
 		i += n + 1;
+	}
+
+	for (size_t i = 0; i < nmem; i++) {
+		struct ptrec_dump_memory m;
+		memcpy(&m, mem_at[i] + sizeof(struct ptrec_dump_record), sizeof(m));
+		const uint8_t *bytes = mem_at[i] + sizeof(struct ptrec_dump_record) + sizeof(m);
+		int covers = rip >= m.vaddr && rip - m.vaddr < m.size;
+		printf("memory kind %u vaddr 0x%" PRIx64 " size %" PRIu64 " covers_rip %d", m.kind,
+		       m.vaddr, m.size, covers);
+		if (covers) {
+			printf(" rip_bytes ");
+			for (uint64_t k = rip - m.vaddr; k < m.size && k < rip - m.vaddr + 2; k++)
+				printf("%02x", bytes[k]);
+		}
+		printf("\n");
 	}
 
 	if (crashed) {

@@ -4,10 +4,13 @@
  * that the report names the crashing function and its callers.
  *
  *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap overflow two_threads
- *                           heap thread_after_init ptrec_assert chain
+ *                           heap thread_after_init ptrec_assert chain jit own_handler
  *
  * "chain" installs its own SIGSEGV handler before ptrec_init; that handler writes
- * "crasher: previous handler ran" to stderr and exits with status 42. */
+ * "crasher: previous handler ran" to stderr and exits with status 42.
+ * "jit" runs ud2 from an anonymous executable mapping (like JIT code).
+ * "own_handler" starts the recorder with PTREC_F_NO_SIGNALS; its own SIGSEGV handler calls
+ * ptrec_crash_dump() (a second call must say -PTREC_EBUSY), then dies of the signal. */
 #include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -65,6 +68,18 @@ __attribute__((noinline)) static void crash_fpe(void)
 __attribute__((noinline)) static void crash_trap(void)
 {
 	__asm__ volatile("int3");
+}
+
+__attribute__((noinline)) static void crash_jit(void)
+{
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+	                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code == MAP_FAILED)
+		exit(99);
+	memset(code, 0x90, 64);  /* nops, then ud2 */
+	code[64] = 0x0f;
+	code[65] = 0x0b;
+	((void (*)(void))(void *)code)();
 }
 
 __attribute__((noinline)) static void crash_abort(void)
@@ -149,6 +164,8 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "abort")) crash_abort();
 	else if (!strcmp(c, "trap")) crash_trap();
 	else if (!strcmp(c, "chain")) crash_segv_null();
+	else if (!strcmp(c, "jit")) crash_jit();
+	else if (!strcmp(c, "own_handler")) crash_segv_null();
 	else if (!strcmp(c, "overflow")) sink = crash_overflow(0);
 	else if (!strcmp(c, "two_threads")) crash_two_threads();
 	else if (!strcmp(c, "heap")) crash_heap();
@@ -169,15 +186,36 @@ static void previous_handler(int sig)
 	_exit(42);
 }
 
+static void own_handler(int sig, siginfo_t *info, void *uc)
+{
+	static const char busy[] = "crasher: second ptrec_crash_dump is busy\n";
+	int r = ptrec_crash_dump(sig, info, uc);
+	if (r == 0 && ptrec_crash_dump(sig, info, uc) == -PTREC_EBUSY)
+		(void)!write(2, busy, sizeof(busy) - 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+	struct ptrec_config cfg;
+
 	if (argc != 2) {
 		fprintf(stderr, "usage: crasher CASE\n");
 		return 98;
 	}
 	if (!strcmp(argv[1], "chain"))
 		signal(SIGSEGV, previous_handler);
-	int r = ptrec_init(NULL);
+	ptrec_config_init(&cfg);
+	if (!strcmp(argv[1], "own_handler")) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = own_handler;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		sigaction(SIGSEGV, &sa, NULL);
+		cfg.flags |= PTREC_F_NO_SIGNALS;
+	}
+	int r = ptrec_init(&cfg);
 	if (r != 0) {
 		fprintf(stderr, "crasher: ptrec_init: %s\n", ptrec_strerror(r));
 		return 97;
