@@ -5,6 +5,7 @@
  *       instruction, its address as 16 lowercase hex digits, and the events [enabled],
  *       [disabled], [overflow] and [gap: REASON] on their own lines: the format of
  *       `ptrec decode --insn`.  Exit 0 if the whole trace decoded, 1 if there were errors.
+ *       With --time each instruction line ends in " @TSC", libipt's time (pt_insn_time).
  *   ipt_oracle --packets TRACE
  *       walks TRACE with libipt's packet decoder (pt_pkt_*) from its first byte, prints the
  *       count of each packet type, and exits 1 at the first byte that is not a valid packet.
@@ -165,7 +166,8 @@ static int drain_events(struct pt_insn_decoder *dec, int status)
 	return status;
 }
 
-static int decode_insns(const char *path, struct pt_config *cfg, struct pt_image *image)
+static int decode_insns(const char *path, struct pt_config *cfg, struct pt_image *image,
+                        int with_time)
 {
 	struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
 	if (!dec || pt_insn_set_image(dec, image) < 0)
@@ -192,7 +194,12 @@ static int decode_insns(const char *path, struct pt_config *cfg, struct pt_image
 			status = pt_insn_next(dec, &insn, sizeof(insn));
 			if (status < 0)
 				break;
-			printf("%016" PRIx64 "\n", insn.ip);
+			uint64_t tsc = 0;
+			uint32_t lost_mtc = 0, lost_cyc = 0;
+			if (with_time && pt_insn_time(dec, &tsc, &lost_mtc, &lost_cyc) >= 0)
+				printf("%016" PRIx64 " @%" PRIu64 "\n", insn.ip, tsc);
+			else
+				printf("%016" PRIx64 "\n", insn.ip);
 		}
 		if (status != -pte_eos) {
 			uint64_t off = 0;
@@ -213,7 +220,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	struct pt_image *image = pt_image_alloc("ptgen");
 	const char *trace = NULL;
-	int packets = 0;
+	int packets = 0, with_time = 0;
 	unsigned mtc_freq = 3;
 	if (!image)
 		return 2;
@@ -225,11 +232,13 @@ int main(int argc, char **argv)
 			mtc_freq = (unsigned)strtoul(argv[++i], NULL, 0);
 		} else if (!strcmp(argv[i], "--packets")) {
 			packets = 1;
+		} else if (!strcmp(argv[i], "--time")) {
+			with_time = 1;
 		} else if (argv[i][0] != '-' && !trace) {
 			trace = argv[i];
 		} else {
 			fprintf(stderr, "usage: ipt_oracle [--elf FILE:BASE]... [--mtc-freq N] "
-			                "[--packets] TRACE\n");
+			                "[--time] [--packets] TRACE\n");
 			return 2;
 		}
 	}
@@ -249,7 +258,7 @@ int main(int argc, char **argv)
 	cfg.cpuid_0x15_ebx = 2;
 	cfg.mtc_freq = (uint8_t)mtc_freq;
 	cfg.nom_freq = 20;
-	int rc = packets ? walk_packets(trace, &cfg, size) : decode_insns(trace, &cfg, image);
+	int rc = packets ? walk_packets(trace, &cfg, size) : decode_insns(trace, &cfg, image, with_time);
 	fflush(stdout);
 	pt_image_free(image);
 	free(buf);

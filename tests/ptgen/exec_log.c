@@ -1,6 +1,8 @@
 /* exec_log.c — the execution log: append, save, load, and the ground-truth listing. */
 #include "exec_log.h"
 
+#include "insn_class.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,6 +75,32 @@ int xl_write_truth(const struct xl_log *log, const char *path)
 	for (size_t i = 0; i < log->count; i++)
 		if (log->recs[i].type == XL_INSN)
 			fprintf(f, "%016" PRIx64 "\n", log->recs[i].ip);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+int xl_write_truth_events(const struct xl_log *log, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int enabled = 0;
+	for (size_t i = 0; i < log->count; i++) {
+		const struct xl_rec *r = &log->recs[i];
+		if (r->type != XL_INSN) {
+			if (enabled)
+				fputs("[disabled]\n", f);
+			enabled = 0;
+			continue;
+		}
+		if (!enabled)
+			fputs("[enabled]\n", f);
+		enabled = 1;
+		fprintf(f, "%016" PRIx64 "\n", r->ip);
+		if (r->kind == IC_SYSCALL || r->kind == IC_FAR) {
+			fputs("[disabled]\n", f);
+			enabled = 0;
+		}
+	}
 	return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -49,6 +49,12 @@ int xl_read(struct xl_log *log, const char *path);
  * hex digits (the format of `ptrec decode --insn`).  Returns 0 or -1 (errno set). */
 int xl_write_truth(const struct xl_log *log, const char *path);
 
+/* Writes the ground truth with the trace events where `ptrec decode --insn` (and libipt) put
+ * them: "[enabled]" before the first instruction after tracing (re)starts, "[disabled]" after
+ * the instruction that entered the kernel (SYSCALL) or, for a signal or fault, after the last
+ * instruction that completed before it.  Returns 0 or -1 (errno set). */
+int xl_write_truth_events(const struct xl_log *log, const char *path);
+
 void xl_free(struct xl_log *log);
 
 #endif

@@ -77,6 +77,8 @@ struct pm_stats {
 	uint64_t pgd;          /* TIP.PGD packets */
 	uint64_t fup;          /* FUP packets (PSB+ and asynchronous events) */
 	uint64_t timing;       /* TSC, TMA, MTC, CYC, CBR packets */
+	uint64_t tsc_first;    /* synthetic TSC when the trace starts */
+	uint64_t tsc_last;     /* synthetic TSC after the last instruction */
 };
 
 /* Sets *cfg to the defaults: PSB every 4 KiB, return compression on, long TNT, minimal IP

@@ -6,7 +6,8 @@
  *
  * `record` single-steps PROGRAM under ptrace from its entry point to its exit and writes
  * DIR/run.xl (the execution log), DIR/truth.txt (every executed user instruction address, one
- * per line, 16 lowercase hex digits), DIR/image.txt (one `--elf FILE:BASE` argument per line
+ * per line, 16 lowercase hex digits), DIR/truth-events.txt (the same with [enabled] and
+ * [disabled] lines where the trace turns on and off), DIR/image.txt (one `--elf FILE:BASE` argument per line
  * for every object that had code mapped) and DIR/vdso.so (the vDSO's bytes).
  * `encode` turns DIR/run.xl into a PT stream (default DIR/trace.pt); `run` does both.
  * See doc/ptgen.md. */
@@ -170,12 +171,13 @@ static int do_record(const char *dir, uint64_t max_steps, char **prog)
 	}
 	char *xl = path_in(dir, "run.xl"), *truth = path_in(dir, "truth.txt");
 	char *image = path_in(dir, "image.txt"), *vdso = path_in(dir, "vdso.so");
+	char *events = path_in(dir, "truth-events.txt");
 	struct xl_log log = {0};
 	struct st_image img = {0};
 	struct st_result res;
 	struct st_options opt = {.vdso_path = vdso, .max_steps = max_steps};
 	int rc = 1;
-	if (!xl || !truth || !image || !vdso)
+	if (!xl || !truth || !image || !vdso || !events)
 		goto out;
 	rc = st_record(prog, &opt, &log, &img, &res);
 	if (rc != 0)
@@ -186,7 +188,8 @@ static int do_record(const char *dir, uint64_t max_steps, char **prog)
 		goto io;
 	for (unsigned i = 0; i < img.count; i++)
 		fprintf(f, "--elf %s:0x%" PRIx64 "\n", img.objs[i].path, img.objs[i].base);
-	if (fclose(f) != 0 || xl_write(&log, xl) != 0 || xl_write_truth(&log, truth) != 0)
+	if (fclose(f) != 0 || xl_write(&log, xl) != 0 || xl_write_truth(&log, truth) != 0 ||
+	    xl_write_truth_events(&log, events) != 0)
 		goto io;
 	uint64_t insns = 0, async = 0;
 	for (size_t i = 0; i < log.count; i++) {
@@ -207,6 +210,7 @@ out:
 	free(truth);
 	free(image);
 	free(vdso);
+	free(events);
 	return rc;
 }
 
@@ -233,9 +237,9 @@ static int do_encode(const char *dir, const char *trace, const struct pm_config 
 			printf("ptgen: %s: %zu bytes, %" PRIu64 " instructions, %" PRIu64 " psb, %" PRIu64
 			       " tnt packets (%" PRIu64 " bits, %" PRIu64 " compressed returns), %" PRIu64
 			       " tip, %" PRIu64 " tip.pge, %" PRIu64 " tip.pgd, %" PRIu64 " fup, %" PRIu64
-			       " timing\n",
+			       " timing, tsc %" PRIu64 "..%" PRIu64 "\n",
 			       trace, out.len, st.insns, st.psb, st.tnt_packets, st.tnt_bits, st.ret_comp,
-			       st.tip, st.pge, st.pgd, st.fup, st.timing);
+			       st.tip, st.pge, st.pgd, st.fup, st.timing, st.tsc_first, st.tsc_last);
 			rc = 0;
 		}
 	}
