@@ -55,18 +55,6 @@ static int is_prefix_byte(uint8_t c, enum x86_mode mode)
 	       (mode == X86_MODE_64 && (c & 0xf0) == 0x40);
 }
 
-/* Returns 1 if objdump's text is only prefix words ("rex.W", "data16 cs", ...). */
-static int is_prefix_line(const char *text)
-{
-	char words[160];
-	snprintf(words, sizeof words, "%s", text);
-	char *save = NULL;
-	for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		if (!is_prefix_word(w))
-			return 0;
-	return 1;
-}
-
 /* Returns 1 if m (a mnemonic without prefixes) is in the NULL-terminated list. */
 static int in_list(const char *m, const char *const *list)
 {
@@ -327,7 +315,7 @@ static void feed_line(struct totals *t, enum x86_mode mode, const char *file, ch
 	unsigned pw = 0;
 	while (pw < n && is_prefix_byte(bytes[pw], mode))
 		pw++;
-	if (pw < n && bytes[pw] == 0x9b && (pw + 1 < n || !is_prefix_line(text))) {
+	if (pw < n && bytes[pw] == 0x9b) {
 		struct pending *p;
 		if (run.carry) {
 			p = &run.insns[run.ninsns - 1];
