@@ -8,7 +8,8 @@
 #   - exactly one stderr line from ptrec names SIGNAL (or the assertion), the pid and the dump;
 #   - the dump lies where core_pattern puts the core (or the PTREC_DIR fallback when the pattern
 #     pipes or the directory is not writable), is mode 0600 and well formed (dump_check);
-#   - the crashing thread's ring replays to a call stack ending in STACK (symbols from nm);
+#   - the crashing thread's ring replays to a call stack ending in STACK (symbols from nm), or,
+#     for STACK = "last:F", its newest record lies in function F;
 #   - the dump holds the stack near SP and the vDSO, and the crasher's build-id (as readelf
 #     reads it from the file, when readelf is there);
 #   - the report (DUMP.txt, mode 0600) names the crashing function and its caller, when
@@ -19,7 +20,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 : "${top_builddir:?}" "${PTREC_TOOL:?}"
 [ -n "${NM:-}" ] || { echo "SKIP: nm not found (test oracle)"; exit 77; }
-crasher="$top_builddir/tests/crashers/crasher"
+crasher="$top_builddir/tests/crashers/${CRASHER:-crasher}"
 checker="$top_builddir/tests/dump_check"
 
 work=$(mktemp -d "$top_builddir/tests/crash.XXXXXX") || exit 99
@@ -82,7 +83,12 @@ crash_run() {
 	echo "--- dump_check"; cat "$work/check.txt"
 	grep -q "^event $event signo $signo " "$work/check.txt" || fail "dump does not record event $event signal $signo"
 	grep -q "^event .* complete 1 " "$work/check.txt" || fail "dump has no END record"
-	grep -q "^stack:.*$stack\$" "$work/check.txt" || fail "crashing thread's ring does not end in: $stack"
+	case $stack in
+	last:*)
+		grep -q "^last: ${stack#last:}\$" "$work/check.txt" || fail "the newest record is not in ${stack#last:}" ;;
+	*)
+		grep -q "^stack:.*$stack\$" "$work/check.txt" || fail "crashing thread's ring does not end in: $stack" ;;
+	esac
 	grep -q "^memory kind 3 " "$work/check.txt" || fail "no stack bytes in the dump"
 	grep -q "^memory kind 2 " "$work/check.txt" || fail "no vDSO in the dump"
 	if command -v readelf >/dev/null 2>&1; then
@@ -91,8 +97,8 @@ crash_run() {
 			fail "no build-id $id for $crasher in the dump"
 	fi
 
-	fn=${stack##* > }
-	caller=${stack% > *}; caller=${caller##* > }
+	fn=${stack##* > }; fn=${fn#last:}
+	caller=${stack% > *}; caller=${caller##* > }; caller=${caller#last:}
 	if "$PTREC_TOOL" report "$dump" 2>&1 | grep -q 'not implemented'; then
 		case "$line" in *"decode later: ptrec report $dump)") ;;
 		*) fail "no report, and the stderr line does not say how to decode later" ;; esac

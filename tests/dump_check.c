@@ -5,7 +5,8 @@
  *
  * Prints "event E signo S tid T threads N complete C", one "thread ..." line per THREAD record
  * and, for the thread flagged CRASHED, "stack: f1 > f2 > ... > fN": the call stack rebuilt by
- * replaying its instrumented CALL/RET records, symbolized with the output of `nm` on the
+ * replaying its instrumented CALL/RET records ("kinds: ..." lists the record kinds seen and
+ * "last: f" names the function of the newest record's source), symbolized with `nm` on the
  * executable (an independent oracle).  Also prints "rip 0x..." from REGS, one
  * "memory kind K vaddr 0x... size N covers_rip 0|1 rip_bytes XXXX" line per MEMORY record, and
  * one "buildid HEX PATH" line per BUILDID record.  Exits 1 with a message when the dump is
@@ -205,16 +206,25 @@ int main(int argc, char **argv)
 	if (crashed) {
 		uint64_t stack[4096];
 		size_t depth = 0;
+		unsigned kinds = 0;
+		uint64_t last_from = 0;
 		for (size_t i = 0; i + 24 <= crashed_len; i += 24) {
 			struct ptrec_bts_record rec;
 			memcpy(&rec, crashed + i, sizeof(rec));
 			if (!(rec.flags & PTREC_BTS_SOFT)) fail("record without PTREC_BTS_SOFT", -1);
 			unsigned kind = rec.flags & 0xff;
+			kinds |= 1u << (kind & 31);
+			last_from = rec.from;
 			if (kind == PTREC_BR_CALL && depth < 4096)
 				stack[depth++] = rec.to;
 			else if (kind == PTREC_BR_RET && depth)
 				depth--;
 		}
+		printf("kinds:%s%s%s\n", kinds & (1u << PTREC_BR_CALL) ? " call" : "",
+		       kinds & (1u << PTREC_BR_RET) ? " ret" : "",
+		       kinds & (1u << PTREC_BR_EDGE) ? " edge" : "");
+		if (crashed_len)
+			printf("last: %s\n", sym_name(last_from));
 		printf("stack:");
 		for (size_t i = depth > 16 ? depth - 16 : 0; i < depth; i++)
 			printf("%s %s", i == (depth > 16 ? depth - 16 : 0) ? "" : " >", sym_name(stack[i]));
