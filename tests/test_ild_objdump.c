@@ -593,6 +593,8 @@ struct blob {
 
 static void put(struct blob *bl, const uint8_t *p, size_t n)
 {
+	if (n == 0)
+		return;
 	if (bl->n + n > bl->cap) {
 		bl->cap = (bl->cap + n) * 2;
 		bl->b = realloc(bl->b, bl->cap);
