@@ -7,7 +7,8 @@
 
 #include "insn_class.h"
 
-#define RS_DEPTH 64 /* the processor's call stack for return compression */
+#define RS_DEPTH 64    /* the processor's call stack for return compression */
+#define DEFER_MAX 64   /* deferred TIPs held at most (then the TNT is forced out) */
 
 struct model {
 	const struct pm_config *cfg; /* settings */
@@ -26,6 +27,8 @@ struct model {
 	uint64_t cycles;             /* core cycles so far */
 	uint64_t cyc_sent;           /* cycles at the last CYC */
 	uint64_t rng;                /* PM_IP_MIX state */
+	uint64_t deferred[DEFER_MAX]; /* targets of TIPs deferred behind the partial TNT */
+	unsigned n_deferred;         /* deferred TIPs held */
 };
 
 static const uint64_t tsc_start = 0x1000000000ull; /* TSC when the trace starts */
@@ -92,6 +95,7 @@ static void ip_packet(struct model *m, enum pe_ip_type type, uint64_t ip)
 	m->last_ip = ip;
 }
 
+/* Sends the pending TNT, then the TIPs deferred behind it (SDM "Deferred TIPs"). */
 static void flush_tnt(struct model *m)
 {
 	if (!m->tnt_n)
@@ -104,6 +108,11 @@ static void flush_tnt(struct model *m)
 	m->st->tnt_packets++;
 	m->tnt_bits = 0;
 	m->tnt_n = 0;
+	for (unsigned i = 0; i < m->n_deferred; i++) {
+		ip_packet(m, PE_TIP, m->deferred[i]);
+		m->st->tip++;
+	}
+	m->n_deferred = 0;
 }
 
 static void tnt_add(struct model *m, int taken)
@@ -117,9 +126,14 @@ static void tnt_add(struct model *m, int taken)
 		flush_tnt(m);
 }
 
-/* TIP, TIP.PGE, or FUP with an IP (pending TNT goes first). */
+/* TIP, TIP.PGE, or FUP with an IP (pending TNT goes first).  With defer_tip, a TIP while a
+ * partial TNT is pending waits behind it instead, and goes out when the TNT does. */
 static void tip(struct model *m, enum pe_ip_type type, uint64_t ip)
 {
+	if (type == PE_TIP && m->cfg->defer_tip && m->tnt_n && m->n_deferred < DEFER_MAX) {
+		m->deferred[m->n_deferred++] = ip;
+		return;
+	}
 	flush_tnt(m);
 	cyc(m);
 	ip_packet(m, type, ip);
@@ -244,7 +258,11 @@ static int encode_insn(struct model *m, const struct xl_rec *r)
 			m->st->ret_comp++;
 			tnt_add(m, 1);
 		} else {
+			/* Never behind a partial TNT: a decoder takes a RET with TNT bits at hand
+			 * for a compressed one (SDM: for an uncompressed RET "there will be no
+			 * in-progress TNT and thus a TIP should be consumed"). */
 			m->rs_n = 0;
+			flush_tnt(m);
 			tip(m, PE_TIP, r->next);
 		}
 		break;

@@ -5,7 +5,12 @@
  *    brings MODE.Exec + TIP.PGE (MODE.Exec is sent when none was sent since the last PSB);
  *  - conditional branches and compressed returns fill a TNT buffer (6 bits, or 47 with long
  *    TNT) that is flushed when full and before every other control-flow packet and PSB;
- *  - indirect jumps and calls, and uncompressed returns, send TIP with the target;
+ *  - indirect jumps and calls, and uncompressed returns, send TIP with the target; with
+ *    defer_tip, the TIP of an indirect jump or call that comes while a partial TNT is pending
+ *    is held back and sent after that TNT once it fills or another packet forces it out (SDM
+ *    "Deferred TIPs": "the TNT will be sent, followed by all the deferred TIP packets"); an
+ *    uncompressed RET always forces the TNT out first, so that a decoder can tell it from a
+ *    compressed one;
  *  - a return is compressed (a taken TNT bit instead of TIP) only when return compression is
  *    on and the target equals the top of the model's call stack (64 entries, oldest dropped,
  *    direct calls with displacement 0 not pushed), which holds only calls seen since the last
@@ -63,6 +68,7 @@ struct pm_config {
 	unsigned repeat;       /* the whole run this many times (>= 1), each starting with PSB+ */
 	uint64_t seed;         /* for PM_IP_MIX */
 	int64_t corrupt_tnt;   /* flip this TNT bit (0-based, over the whole output); -1: none */
+	int defer_tip;         /* defer TIPs behind a partial TNT (SDM "Deferred TIPs") */
 };
 
 /* What was generated. */

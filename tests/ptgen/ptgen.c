@@ -34,6 +34,7 @@ static void usage(FILE *f)
 	        "  --psb-period BYTES   PSB+ after at least BYTES of trace (default 4096; 0: start only)\n"
 	        "  --no-retcomp         no return compression (every RET sends TIP)\n"
 	        "  --tnt short|long     6-bit TNT only, or long TNT up to 47 bits (default long)\n"
+	        "  --defer-tip          hold TIPs back behind a partial TNT (SDM \"Deferred TIPs\")\n"
 	        "  --ip min|sext|full|mix  IP compression (default min)\n"
 	        "  --timing LIST        none, all, or a comma list of tsc,mtc,cyc,cbr (default none)\n"
 	        "  --mtc-freq N         MTC on CTC bit N (default 3)\n"
@@ -86,6 +87,10 @@ static int encoder_option(int argc, char **argv, int *i, struct pm_config *cfg)
 	uint64_t v;
 	if (!strcmp(o, "--no-retcomp")) {
 		cfg->retcomp = 0;
+		return 1;
+	}
+	if (!strcmp(o, "--defer-tip")) {
+		cfg->defer_tip = 1;
 		return 1;
 	}
 	static const char *const with_arg[] = {"--psb-period", "--tnt", "--ip", "--timing",

@@ -11,11 +11,12 @@ PTGEN_PROGS="loops recursion indirect switch longjmp signals shared"
 
 # Encoder settings every end-to-end test decodes, one per line: NAME|ptgen encode options.
 # Between them they cover return compression on and off, PSB+ every 64 bytes to only at the
-# start, short and long TNT, every IP compression, and every timing packet.
+# start, short and long TNT, deferred TIPs, every IP compression, and every timing packet.
 PTGEN_SETTINGS='default|
 nocomp-psb64|--no-retcomp --psb-period 64
 short-mix-psb300|--tnt short --ip mix --seed 3 --psb-period 300
-full-timing-psb128|--ip full --timing all --psb-period 128
+full-timing-psb128|--ip full --timing all --psb-period 128 --defer-tip
+defer-tip-psb512|--defer-tip --psb-period 512
 sext-tsc-cyc-cbr|--ip sext --timing tsc,cyc,cbr --psb-period 1024
 mix-mtc1-start-only|--ip mix --seed 11 --timing mtc,cyc --mtc-freq 1 --psb-period 0'
 
