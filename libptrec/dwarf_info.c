@@ -437,7 +437,8 @@ next:
 
 	/* Names through references, then drop functions still nameless. */
 	if (x.npend) {
-		qsort(x.named, x.nnamed, sizeof(*x.named), named_cmp);
+		if (x.nnamed > 1)
+			qsort(x.named, x.nnamed, sizeof(*x.named), named_cmp);
 		for (size_t i = 0; i < x.npend; i++) {
 			struct named_die key = {x.pend[i].ref, NULL}, *hit;
 			hit = bsearch(&key, x.named, x.nnamed, sizeof(key), named_cmp);

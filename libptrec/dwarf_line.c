@@ -526,7 +526,8 @@ int ptrec_dwarf_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct 
 		off = next;
 	}
 	/* Order the sequences by address and lay their rows out in that order. */
-	qsort(x.seqs, x.nseqs, sizeof(*x.seqs), seq_cmp);
+	if (x.nseqs > 1)
+		qsort(x.seqs, x.nseqs, sizeof(*x.seqs), seq_cmp);
 	for (size_t i = 0; i < x.nseqs; i++)
 		total += x.seqs[i].count;
 	d->rows = malloc((total ? total : 1) * sizeof(*d->rows));

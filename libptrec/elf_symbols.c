@@ -317,7 +317,8 @@ static int collect_relocs(const struct ptrec_elf *elf, struct got_name **out, si
 			(*out)[(*nout)++] = (struct got_name){rel.r_offset, name};
 		}
 	}
-	qsort(*out, *nout, sizeof(**out), got_cmp);
+	if (*nout > 1)
+		qsort(*out, *nout, sizeof(**out), got_cmp);
 	return 0;
 }
 

@@ -95,7 +95,8 @@ int ptrec_symbolizer_init(struct ptrec_symbolizer *s, const struct ptrec_dump *d
 		}
 		s->ranges[s->nranges++] = (struct ptrec_module_range){m->start, m->end, k};
 	}
-	qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
+	if (s->nranges > 1)
+		qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
 	for (size_t k = 0; k < s->nmods; k++) {
 		struct ptrec_module *mod = &s->mods[k];
 		for (size_t b = 0; b < dump->nbuildids; b++) {
