@@ -9,7 +9,7 @@
  * segments (`ptgen encode --repeat`) until it is at least N MB (default 16).
  *
  * Every decoder decodes the same bytes with the same code image in the same run:
- *   ptrec insn     pt_flow_next_insn, one call per instruction (address hashed)
+ *   ptrec insn     pt_flow_iter_next, one step per instruction (address hashed)
  *   ptrec runs     pt_flow_next_run, every instruction address of each run hashed
  *   ptrec last-64  pt_flow_decode_last into a 64-event ring (instructions counted only)
  *   libipt insn    pt_insn_next (address hashed)
@@ -164,13 +164,15 @@ static struct result ours_insn(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 1};
 	struct pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	static struct pt_flow_iter it;
 	double t0 = now();
 	struct pt_flow *f = pt_flow_new(&cfg);
 	struct pt_flow_insn insn;
-	struct ptrec_branch ev;
+	const struct pt_flow_run *run;
 	int e;
 	uint64_t h = 0, n = 0;
-	while ((e = pt_flow_next_insn(f, &insn, &ev, NULL)) > 0) {
+	pt_flow_iter_init(&it, f);
+	while ((e = pt_flow_iter_next(&it, &insn, &run)) > 0) {
 		if (e == PT_FLOW_INSN) {
 			h = mix(h, insn.ip);
 			n++;

@@ -247,13 +247,19 @@ int cmd_decode(int argc, char **argv)
 	int e;
 	if (insn_mode) {
 		struct pt_flow_insn insn;
-		struct ptrec_branch ev;
-		struct pt_flow_run run;
-		while ((e = pt_flow_next_insn(f, &insn, &ev, &run)) > 0) {
-			if (e == PT_FLOW_INSN)
-				fprintf(out, "%016" PRIx64 "\n", insn.ip);
-			else
-				print_insn_event(out, &ev, &run);
+		const struct pt_flow_run *run;
+		struct pt_flow_iter *it = malloc(sizeof(*it));
+		if (!it) {
+			e = -PTREC_ENOMEM;
+		} else {
+			pt_flow_iter_init(it, f);
+			while ((e = pt_flow_iter_next(it, &insn, &run)) > 0) {
+				if (e == PT_FLOW_INSN)
+					fprintf(out, "%016" PRIx64 "\n", insn.ip);
+				else
+					print_insn_event(out, &run->ev, run);
+			}
+			free(it);
 		}
 	} else if (last) {
 		struct ptrec_branch *slots = calloc(last, sizeof(*slots));

@@ -24,16 +24,17 @@
 /* How a cached block ends. */
 enum blk_end {
 	BLK_BRANCH = 0, /* with a branch instruction (iclass in blk.iclass) */
-	BLK_OPEN,       /* at BLK_MAX_INSN or a section end: continues at end_ip + last_len */
-	BLK_ERROR,      /* at an address that does not decode (err); end_ip = that address */
+	BLK_OPEN,       /* at BLK_MAX_INSN: continues at fall */
+	BLK_ERROR,      /* at an address that does not decode (err): fall */
 };
 
-/* A basic block: straight-line instructions up to the next branch. */
+/* A basic block: straight-line instructions up to the next branch.  64 bytes. */
 struct blk {
 	uint64_t start;     /* first instruction */
-	uint64_t end_ip;    /* last instruction (BLK_ERROR: the undecodable address) */
 	uint64_t target;    /* direct branch target (iclass JCC/JMP/CALL) */
-	uint64_t fall;      /* address after the last instruction */
+	uint64_t fall;      /* address after the last instruction (BLK_ERROR: the undecodable
+	                       address, with last_len 0); the last instruction is at
+	                       fall - last_len */
 	const uint8_t *len; /* instruction lengths (in a pool chunk) */
 	uint16_t ninsn;     /* instructions, including the final branch */
 	uint8_t end;        /* enum blk_end */
@@ -43,7 +44,11 @@ struct blk {
 	int16_t err;        /* BLK_ERROR: -PTREC_ENOMAP or -PTREC_EFORMAT */
 	int32_t succ[2];    /* cached block index: [0] fall-through / not taken, [1] taken/target */
 	int32_t succ_ind;   /* cached block index of the last indirect target (check start) */
+	uint32_t pad_[3];   /* to 64 bytes: one cache line per block */
 };
+
+/* Address of the last instruction of a block (BLK_ERROR: the undecodable address). */
+#define BLK_END_IP(b) ((b)->fall - (b)->last_len)
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -312,9 +317,12 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 {
 	if (f->nblk == f->capblk) {
 		uint32_t cap = f->capblk ? f->capblk * 2 : 1024;
-		struct blk *b = realloc(f->blk, (size_t)cap * sizeof(*b));
+		struct blk *b = aligned_alloc(64, (size_t)cap * sizeof(*b));
 		if (!b)
 			return -PTREC_ENOMEM;
+		if (f->nblk)
+			memcpy(b, f->blk, (size_t)f->nblk * sizeof(*b));
+		free(f->blk);
 		f->blk = b;
 		f->capblk = cap;
 	}
@@ -332,7 +340,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 	b->end = BLK_OPEN;
 
 	uint8_t *lens = f->chunk[f->cur_chunk] + f->chunk_used;
-	uint64_t cur = ip;
+	uint64_t cur = ip, end_ip = ip;
 	unsigned n = 0;
 	const struct pt_img_section *sec = pt_img_find(f->image, cur);
 	while (n < BLK_MAX_INSN) {
@@ -343,7 +351,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 		if (!sec) {
 			b->end = BLK_ERROR;
 			b->err = -PTREC_ENOMAP;
-			b->end_ip = cur;
+			end_ip = cur;
 			break;
 		}
 		uint64_t off = cur - sec->vaddr;
@@ -358,11 +366,11 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 		if (len <= 0 || len > 15) {
 			b->end = BLK_ERROR;
 			b->err = len == -PTREC_ETRUNC ? -PTREC_ENOMAP : -PTREC_EFORMAT;
-			b->end_ip = cur;
+			end_ip = cur;
 			break;
 		}
 		lens[n++] = (uint8_t)len;
-		b->end_ip = cur;
+		end_ip = cur;
 		b->last_len = (uint8_t)len;
 		if (insn.iclass != X86_IC_OTHER && insn.iclass != X86_IC_PTWRITE) {
 			b->end = BLK_BRANCH;
@@ -377,7 +385,9 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 		cur += (uint64_t)len;
 	}
 	b->ninsn = (uint16_t)n;
-	b->fall = b->end_ip + b->last_len;
+	if (b->end == BLK_ERROR)
+		b->last_len = 0;
+	b->fall = end_ip + b->last_len;
 	f->chunk_used += n;
 	f->stats.blocks++;
 
@@ -966,7 +976,7 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 
 		/* An IP event inside the block binds before that instruction executes. */
 		if (f->tnt_n == 0 && nx_is_ip_event(nx->kind) && nx->ip > b->start &&
-		    nx->ip <= b->end_ip) {
+		    nx->ip <= BLK_END_IP(b)) {
 			uint64_t a = b->start;
 			uint32_t k = 0;
 			while (k < b->ninsn && a < nx->ip)
@@ -982,17 +992,17 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 		}
 
 		if (b->end == BLK_ERROR) {
-			gap(f, run, b->end_ip, b->err,
+			gap(f, run, BLK_END_IP(b), b->err,
 			    b->err == -PTREC_ENOMAP ? "no code image at IP" : "undecodable instruction",
 			    f->pos, f->pos);
 			return 1;
 		}
 		if (b->end == BLK_OPEN) {
-			f->ip = b->end_ip + b->last_len;
+			f->ip = b->fall;
 			return 1;
 		}
 
-		uint64_t at = b->end_ip;
+		uint64_t at = BLK_END_IP(b);
 		uint64_t next = at + b->last_len;
 		int bit;
 		switch (b->iclass) {
@@ -1337,7 +1347,7 @@ out:
 	run->last_iclass = b->iclass;
 	run->aux = 0;
 	run->len = b->len;
-	run->ev.from = b->end_ip;
+	run->ev.from = BLK_END_IP(b);
 	run->ev.to = to;
 	run->ev.timestamp = (flags & PTREC_BRF_HAS_TIME) ? tsc : 0;
 	run->ev.kind = (uint8_t)kind;

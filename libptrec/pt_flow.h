@@ -142,6 +142,79 @@ int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max);
 int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec_branch *ev,
                       struct pt_flow_run *run);
 
+/* A caller-owned instruction iterator over batches of runs (pt_flow_next_runs): the fastest
+ * way to visit every executed instruction; the per-instruction step is inline.  Set up with
+ * pt_flow_iter_init, then call pt_flow_iter_next until it returns 0 (end) or < 0. */
+#define PT_FLOW_ITER_BATCH 64
+struct pt_flow_iter {
+	const uint8_t *len;                         /* next instruction length of the current run */
+	const uint8_t *len_end;                     /* end of the current run's lengths */
+	uint64_t ip;                                /* address of the next instruction */
+	uint8_t mode;                               /* mode of the current run */
+	uint8_t last_iclass;                        /* iclass of its last instruction */
+	uint8_t ev_pending;                         /* its event is still to be delivered */
+	unsigned cur;                               /* current run */
+	unsigned nrun;                              /* runs in the batch */
+	struct pt_flow *f;                          /* the decoder */
+	struct pt_flow_run run[PT_FLOW_ITER_BATCH]; /* the current batch */
+};
+
+static inline void pt_flow_iter_init(struct pt_flow_iter *it, struct pt_flow *f)
+{
+	it->f = f;
+	it->nrun = 0;
+	it->cur = 0;
+	it->len = it->len_end = NULL;
+	it->ev_pending = 0;
+	it->ip = 0;
+}
+
+/* Makes run k of the batch current (internal). */
+static inline void pt_flow_iter_enter_(struct pt_flow_iter *it, unsigned k)
+{
+	const struct pt_flow_run *r = &it->run[k];
+	it->cur = k;
+	it->len = r->len;
+	it->len_end = r->len + r->ninsn;
+	it->ip = r->ip;
+	it->mode = r->mode;
+	it->last_iclass = r->last_iclass;
+	it->ev_pending = r->ev.kind != PTREC_BR_NONE || r->aux;
+}
+
+/* Returns PT_FLOW_INSN with *insn filled, PT_FLOW_EVENT with *run pointing to the run whose
+ * event (run->ev) or auxiliary item (run->aux) comes now (valid until the next call), 0 at the
+ * end of the trace, or -PTREC_ENOMEM. */
+static inline int pt_flow_iter_next(struct pt_flow_iter *it, struct pt_flow_insn *insn,
+                                    const struct pt_flow_run **run)
+{
+	for (;;) {
+		if (it->len < it->len_end) {
+			uint8_t l = *it->len++;
+			insn->ip = it->ip;
+			insn->length = l;
+			insn->mode = it->mode;
+			insn->iclass = it->len == it->len_end ? it->last_iclass : X86_IC_OTHER;
+			it->ip += l;
+			return PT_FLOW_INSN;
+		}
+		if (it->ev_pending) {
+			it->ev_pending = 0;
+			*run = &it->run[it->cur];
+			return PT_FLOW_EVENT;
+		}
+		if (it->cur + 1 < it->nrun) {
+			pt_flow_iter_enter_(it, it->cur + 1);
+			continue;
+		}
+		int n = pt_flow_next_runs(it->f, it->run, PT_FLOW_ITER_BATCH);
+		if (n <= 0)
+			return n;
+		it->nrun = (unsigned)n;
+		pt_flow_iter_enter_(it, 0);
+	}
+}
+
 /* Returns the counters so far. */
 const struct pt_flow_stats *pt_flow_stats(const struct pt_flow *f);
 
