@@ -286,16 +286,15 @@ static unsigned class_0f01(uint8_t modrm, const struct ild_state *s)
 
 /* ---- The decoder ------------------------------------------------------------------------ */
 
-int x86_ild_decode(const uint8_t *b, size_t len, uint64_t ip, enum x86_mode mode,
-                   struct x86_insn *insn)
+/* The decoder proper; inlined once per mode so that the mode tests fold away. */
+static inline __attribute__((always_inline)) int
+ild_decode(const uint8_t *b, size_t len, uint64_t ip, const enum x86_mode mode,
+           struct x86_insn *insn)
 {
 	struct ild_state s = { 0 };
 	size_t i = 0;
 	uint8_t rex = 0;
 	int e;
-
-	if ((unsigned)mode > X86_MODE_64)
-		return -PTREC_EINVAL;
 
 	/* Legacy prefixes, in any order and number; a REX only counts when it is the last
 	 * prefix before the opcode (SDM Vol. 2 2.2.1). */
@@ -614,6 +613,21 @@ have_attr:
 		insn->flags = X86_INSN_HAS_TARGET;
 	}
 	return (int)n;
+}
+
+int x86_ild_decode(const uint8_t *b, size_t len, uint64_t ip, enum x86_mode mode,
+                   struct x86_insn *insn)
+{
+	switch (mode) {
+	case X86_MODE_64:
+		return ild_decode(b, len, ip, X86_MODE_64, insn);
+	case X86_MODE_32:
+		return ild_decode(b, len, ip, X86_MODE_32, insn);
+	case X86_MODE_16:
+		return ild_decode(b, len, ip, X86_MODE_16, insn);
+	default:
+		return -PTREC_EINVAL;
+	}
 }
 
 const char *x86_iclass_name(unsigned iclass)
