@@ -4,7 +4,8 @@
 # same instruction sequence, for every program in tests/progs and every encoder setting in
 # ptgen_lib.sh.  And for each program a trace cut short in the middle of a packet: there the
 # decoders may stop at different points after the last packet (libipt stops early), so ours must
-# print a prefix of the ground truth at least as long as libipt's.  SKIPs without libipt
+# print a prefix of the ground truth at least as long as libipt's.  And a trace with an internal
+# buffer overflow (OVF) halfway: the same instructions and [overflow] line.  SKIPs without libipt
 # (HAVE_LIBIPT) or ptrace.
 . "$top_srcdir/tests/ptgen/ptgen_lib.sh"
 : "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
@@ -65,6 +66,21 @@ EOF2
 			"prefix of the ground truth at least as long as libipt's"
 		diff "$t.truth" "$t.ours.addr" | head -n 5
 		fails=$((fails + 1))
+	fi
+	# With an internal buffer overflow halfway: the same instructions, the same [overflow].
+	ptgen_overflow_trace "$d"
+	checks=$((checks + 1))
+	# shellcheck disable=SC2046
+	"$PTREC_TOOL" decode --insn $(cat "$d/image.txt") "$d/overflow.pt" >"$d/ovf.ours" 2>/dev/null
+	# shellcheck disable=SC2046
+	"$PTGEN_ORACLE" $(cat "$d/image.txt") "$d/overflow.pt" >"$d/ovf.ipt" 2>/dev/null
+	grep -v '^\[\(enabled\|disabled\)' "$d/ovf.ours" >"$d/ovf.ours.addr"
+	grep -v '^\[\(enabled\|disabled\)' "$d/ovf.ipt" >"$d/ovf.ipt.addr"
+	if ! grep -q '^\[overflow' "$d/ovf.ipt"; then
+		echo "FAIL: $p/overflow: libipt shows no overflow"; fails=$((fails + 1))
+	else
+		ptgen_same_insns "$p/overflow: ptrec (expected) vs libipt, [overflow] included" \
+			"$d/ovf.ipt.addr" "$d/ovf.ours.addr" || fails=$((fails + 1))
 	fi
 	echo "compared: $p"
 done

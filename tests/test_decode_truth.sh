@@ -6,7 +6,8 @@
 # compression, with and without timing packets), the decoded instruction addresses must equal
 # the single-stepped ones exactly, the decode must report success (exit 0), the [enabled] and
 # [disabled] lines must sit exactly where tracing turned on and off (and no other event lines
-# appear).  SKIPs only without ptrace.
+# appear).  And for each program a trace with an internal buffer overflow (OVF) halfway.  SKIPs
+# only without ptrace.
 . "$top_srcdir/tests/ptgen/ptgen_lib.sh"
 : "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
 
@@ -46,6 +47,21 @@ for p in $PTGEN_PROGS; do
 	done <<EOF2
 $PTGEN_SETTINGS
 EOF2
+	# An internal buffer overflow halfway: exit status 1 (history lost), [overflow] where it
+	# happened, the ground truth before it (up to the last packet; a basic block at most, here
+	# under 256 instructions) and after it (from the FUP on).
+	checks=$((checks + 1))
+	ptgen_overflow_trace "$d"
+	# shellcheck disable=SC2046
+	"$PTREC_TOOL" decode --insn $(cat "$d/image.txt") "$d/overflow.pt" >"$d/overflow.out" 2>/dev/null
+	rc=$?
+	if [ $rc -ne 1 ]; then
+		echo "FAIL: $p/overflow: ptrec decode --insn exited $rc, want 1 (decoded with gaps)"
+		fails=$((fails + 1))
+	elif ! ptgen_check_overflow "$p/overflow" "$d/overflow.out" "$d/truth.txt" \
+		$((PTGEN_OVF_AT - 256)); then
+		fails=$((fails + 1))
+	fi
 	echo "checked: $p ($(wc -l <"$d/truth.txt") instructions)"
 done
 

@@ -8,7 +8,9 @@
 #  3. libipt's instruction decoder, given the trace and the image, reproduces the ground truth
 #     exactly, instruction for instruction, with its enable/disable events exactly where the
 #     program entered and left the kernel;
-#  4. the check can fail: one flipped TNT bit makes libipt's instructions differ.
+#  4. with an internal buffer overflow (OVF) halfway, libipt shows the ground truth up to its
+#     last packet before it and from the FUP after it;
+#  5. the check can fail: one flipped TNT bit makes libipt's instructions differ.
 # Needs libipt (test oracle); SKIPs without it or without ptrace.
 . "$top_srcdir/tests/ptgen/ptgen_lib.sh"
 
@@ -99,6 +101,14 @@ for p in $PTGEN_PROGS; do
 	checks=$((checks + 1))
 	[ "${tip_nocomp:-0}" -gt "${tip_comp:-0}" ] ||
 		fail "$p: $tip_nocomp TIPs without return compression, $tip_comp with it"
+	# An internal buffer overflow halfway: libipt shows [overflow] there, the ground truth
+	# before it (up to its last packet) and after it.
+	checks=$((checks + 1))
+	ptgen_overflow_trace "$d"
+	# shellcheck disable=SC2046
+	"$PTGEN_ORACLE" $(cat "$d/image.txt") "$d/overflow.pt" >"$d/overflow.ipt" 2>/dev/null
+	ptgen_check_overflow "$p/overflow (libipt)" "$d/overflow.ipt" "$d/truth.txt" \
+		$((PTGEN_OVF_AT - 256)) || fails=$((fails + 1))
 	echo "ok: $p: libipt reproduces $n instructions under $(echo "$PTGEN_SETTINGS" | wc -l) encoder settings"
 done
 

@@ -29,6 +29,8 @@ struct model {
 	uint64_t rng;                /* PM_IP_MIX state */
 	uint64_t deferred[DEFER_MAX]; /* targets of TIPs deferred behind the partial TNT */
 	unsigned n_deferred;         /* deferred TIPs held */
+	int dropping;                /* inside an overflow: packets are generated but lost */
+	size_t drop_mark;            /* output length when the overflow began */
 };
 
 static const uint64_t tsc_start = 0x1000000000ull; /* TSC when the trace starts */
@@ -229,7 +231,8 @@ static int encode_insn(struct model *m, const struct xl_rec *r)
 		}
 		m->enabled = 1;
 		tip(m, PE_TIP_PGE, r->ip);
-	} else if (m->cfg->psb_period && m->out->len - m->psb_at >= m->cfg->psb_period) {
+	} else if (m->cfg->psb_period && !m->dropping &&
+	           m->out->len - m->psb_at >= m->cfg->psb_period) {
 		psb_plus(m, r->ip);
 	}
 	advance_time(m, r->ip);
@@ -278,6 +281,35 @@ static int encode_insn(struct model *m, const struct xl_rec *r)
 	return 0;
 }
 
+/* The internal buffer overflows before the next instruction: what is pending goes out, then
+ * every packet until overflow_end is lost. */
+static void overflow_begin(struct model *m)
+{
+	flush_tnt(m);
+	m->dropping = 1;
+	m->drop_mark = m->out->len;
+}
+
+/* The overflow resolves before the instruction at ip: OVF, then FUP(ip) with the full IP if
+ * packet generation is on (else the next TIP.PGE resumes).  The lost packets' state (TNT bits,
+ * deferred TIPs, the call stack) is gone. */
+static void overflow_end(struct model *m, uint64_t ip)
+{
+	m->out->len = m->drop_mark;
+	m->dropping = 0;
+	m->tnt_bits = 0;
+	m->tnt_n = 0;
+	m->n_deferred = 0;
+	m->rs_n = 0;
+	pe_ovf(m->out);
+	m->st->ovf++;
+	if (m->enabled) {
+		pe_ip(m->out, PE_FUP, PE_IP_FULL, ip);
+		m->last_ip = ip;
+		m->st->fup++;
+	}
+}
+
 void pm_config_default(struct pm_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -290,6 +322,7 @@ void pm_config_default(struct pm_config *cfg)
 	cfg->repeat = 1;
 	cfg->seed = 1;
 	cfg->corrupt_tnt = -1;
+	cfg->ovf_at = -1;
 }
 
 int pm_encode(const struct xl_log *log, const struct pm_config *cfg, struct pe_buf *out,
@@ -312,10 +345,16 @@ int pm_encode(const struct xl_log *log, const struct pm_config *cfg, struct pe_b
 		if (m.enabled)
 			disable(&m);
 		psb_plus(&m, 0);
+		int64_t k = 0; /* instruction index */
 		for (size_t i = 0; i < log->count; i++) {
 			const struct xl_rec *r = &log->recs[i];
 			switch (r->type) {
 			case XL_INSN:
+				if (rep == 0 && k == cfg->ovf_at)
+					overflow_begin(&m);
+				if (m.dropping && k == cfg->ovf_at + (int64_t)cfg->ovf_len)
+					overflow_end(&m, r->ip);
+				k++;
 				if (encode_insn(&m, r) != 0)
 					return -1;
 				break;
@@ -332,8 +371,13 @@ int pm_encode(const struct xl_log *log, const struct pm_config *cfg, struct pe_b
 				fprintf(stderr, "ptgen: log record %zu has unknown type %u\n", i, r->type);
 				return -1;
 			}
+			if (m.dropping)
+				out->len = m.drop_mark;
 		}
 		flush_tnt(&m);
+		if (m.dropping)
+			out->len = m.drop_mark;
+		m.dropping = 0;
 	}
 	st->tsc_last = now_tsc(&m);
 	if (out->failed) {

@@ -25,6 +25,10 @@
  *    instruction boundary after at least psb_period bytes since the last PSB, while packet
  *    generation is on; it resets the last IP and the call stack;
  *  - IP compression against the last IP (reset to 0 by PSB);
+ *  - optionally an overflow: before instruction ovf_at the pending TNT goes out, then the
+ *    packets of the next ovf_len instructions are lost; then OVF, and FUP(next IP, full 8 bytes)
+ *    if packet generation is on (SDM: "FUP if overflow resolves while ContextEn=1, else
+ *    TIP.PGE"); the call stack is emptied;
  *  - optional timing: a synthetic clock (each instruction takes 1..3 cycles; TSC counts one
  *    tick per cycle; the crystal clock CTC runs at TSC/2), TSC+TMA in PSB+, MTC when CTC bit
  *    mtc_freq changes, CYC before every control-flow and MTC packet, CBR in PSB+. */
@@ -69,6 +73,9 @@ struct pm_config {
 	uint64_t seed;         /* for PM_IP_MIX */
 	int64_t corrupt_tnt;   /* flip this TNT bit (0-based, over the whole output); -1: none */
 	int defer_tip;         /* defer TIPs behind a partial TNT (SDM "Deferred TIPs") */
+	int64_t ovf_at;        /* an internal buffer overflow before instruction ovf_at (0-based,
+	                          first repetition); -1: none */
+	uint64_t ovf_len;      /* the packets of this many instructions are lost */
 };
 
 /* What was generated. */
@@ -83,6 +90,7 @@ struct pm_stats {
 	uint64_t pgd;          /* TIP.PGD packets */
 	uint64_t fup;          /* FUP packets (PSB+ and asynchronous events) */
 	uint64_t timing;       /* TSC, TMA, MTC, CYC, CBR packets */
+	uint64_t ovf;          /* OVF packets */
 	uint64_t tsc_first;    /* synthetic TSC when the trace starts */
 	uint64_t tsc_last;     /* synthetic TSC after the last instruction */
 };

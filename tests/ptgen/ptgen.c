@@ -40,7 +40,9 @@ static void usage(FILE *f)
 	        "  --mtc-freq N         MTC on CTC bit N (default 3)\n"
 	        "  --repeat N           the run N times, each an independent PSB-started segment\n"
 	        "  --seed N             seed of --ip mix (default 1)\n"
-	        "  --corrupt-tnt K      flip TNT bit K (0-based): a deliberately wrong trace\n");
+	        "  --corrupt-tnt K      flip TNT bit K (0-based): a deliberately wrong trace\n"
+	        "  --overflow K:N       internal buffer overflow: the packets of instructions K..K+N-1\n"
+	        "                       (0-based) are lost, then OVF (+ FUP)\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -94,7 +96,8 @@ static int encoder_option(int argc, char **argv, int *i, struct pm_config *cfg)
 		return 1;
 	}
 	static const char *const with_arg[] = {"--psb-period", "--tnt", "--ip", "--timing",
-	                                       "--mtc-freq", "--repeat", "--seed", "--corrupt-tnt"};
+	                                       "--mtc-freq", "--repeat", "--seed", "--corrupt-tnt",
+	                                       "--overflow"};
 	unsigned k;
 	for (k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]); k++)
 		if (!strcmp(o, with_arg[k]))
@@ -151,6 +154,21 @@ static int encoder_option(int argc, char **argv, int *i, struct pm_config *cfg)
 		bad = parse_u64(a, &v) != 0 || v > INT64_MAX;
 		cfg->corrupt_tnt = (int64_t)v;
 		break;
+	case 8: {
+		char at[32];
+		const char *colon = strchr(a, ':');
+		uint64_t len = 0;
+		bad = !colon || (size_t)(colon - a) >= sizeof(at);
+		if (!bad) {
+			memcpy(at, a, (size_t)(colon - a));
+			at[colon - a] = 0;
+			bad = parse_u64(at, &v) != 0 || v > INT64_MAX / 2 || parse_u64(colon + 1, &len) != 0 ||
+			      len == 0 || len > INT64_MAX / 2;
+			cfg->ovf_at = (int64_t)v;
+			cfg->ovf_len = len;
+		}
+		break;
+	}
 	}
 	if (bad) {
 		fprintf(stderr, "ptgen: bad value for %s: '%s'\n", o, a);
@@ -242,9 +260,9 @@ static int do_encode(const char *dir, const char *trace, const struct pm_config 
 			printf("ptgen: %s: %zu bytes, %" PRIu64 " instructions, %" PRIu64 " psb, %" PRIu64
 			       " tnt packets (%" PRIu64 " bits, %" PRIu64 " compressed returns), %" PRIu64
 			       " tip, %" PRIu64 " tip.pge, %" PRIu64 " tip.pgd, %" PRIu64 " fup, %" PRIu64
-			       " timing, tsc %" PRIu64 "..%" PRIu64 "\n",
+			       " ovf, %" PRIu64 " timing, tsc %" PRIu64 "..%" PRIu64 "\n",
 			       trace, out.len, st.insns, st.psb, st.tnt_packets, st.tnt_bits, st.ret_comp,
-			       st.tip, st.pge, st.pgd, st.fup, st.timing, st.tsc_first, st.tsc_last);
+			       st.tip, st.pge, st.pgd, st.fup, st.ovf, st.timing, st.tsc_first, st.tsc_last);
 			rc = 0;
 		}
 	}

@@ -63,3 +63,32 @@ ptgen_same_insns() {
 	diff "$2" "$3" | head -n 8
 	return 1
 }
+
+# ptgen_overflow_trace DIR: encodes DIR's run with an internal buffer overflow halfway: the
+# packets of PTGEN_OVF_LEN instructions from instruction PTGEN_OVF_AT on are lost (OVF, FUP).
+# Sets PTGEN_OVF_AT and PTGEN_OVF_LEN; writes DIR/overflow.pt.
+PTGEN_OVF_LEN=300
+ptgen_overflow_trace() {
+	PTGEN_OVF_AT=$(( $(wc -l <"$1/truth.txt") / 2 ))
+	"$PTGEN" encode --overflow "$PTGEN_OVF_AT:$PTGEN_OVF_LEN" --psb-period 1024 \
+		-o "$1/overflow.pt" "$1" >/dev/null
+}
+
+# ptgen_check_overflow WHAT OUTPUT TRUTH MIN_BEFORE: a decode of ptgen_overflow_trace's trace
+# must show exactly one [overflow]; before it a prefix of the ground truth at least MIN_BEFORE
+# instructions long (a decoder cannot show the instructions after the last packet it got); after
+# it exactly the ground truth from the first instruction after the lost ones.
+ptgen_check_overflow() {
+	awk '/^\[overflow/ { exit } !/^\[/' "$2" >"$2.before"
+	awk 'seen && !/^\[/; /^\[overflow/ { seen = 1 }' "$2" >"$2.after"
+	_n=$(grep -c '^\[overflow' "$2")
+	_nb=$(wc -l <"$2.before")
+	if [ "$_n" -eq 1 ] && [ "$_nb" -ge "$4" ] && head -n "$_nb" "$3" | cmp -s - "$2.before" &&
+	   tail -n +$((PTGEN_OVF_AT + PTGEN_OVF_LEN + 1)) "$3" | cmp -s - "$2.after"; then
+		return 0
+	fi
+	echo "FAIL: $1: $_n [overflow] lines, $_nb instructions before (want a prefix of the" \
+		"ground truth of >= $4), then $(wc -l <"$2.after") (want the ground truth from" \
+		"instruction $((PTGEN_OVF_AT + PTGEN_OVF_LEN)))"
+	return 1
+}
