@@ -336,7 +336,7 @@ int pm_encode(const struct xl_log *log, const struct pm_config *cfg, struct pe_b
 	m.st = st;
 	m.rng = cfg->seed ? cfg->seed : 1;
 	st->tsc_first = now_tsc(&m);
-	if (cfg->tnt_max < 1 || cfg->tnt_max > 47 || cfg->mtc_freq < 1 || cfg->mtc_freq > 15) {
+	if (cfg->tnt_max < 1 || cfg->tnt_max > 47 || cfg->mtc_freq > 15) {
 		fprintf(stderr, "ptgen: bad encoder settings (tnt %u, mtc_freq %u)\n", cfg->tnt_max,
 		        cfg->mtc_freq);
 		return -1;

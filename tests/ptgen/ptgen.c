@@ -37,7 +37,7 @@ static void usage(FILE *f)
 	        "  --defer-tip          hold TIPs back behind a partial TNT (SDM \"Deferred TIPs\")\n"
 	        "  --ip min|sext|full|mix  IP compression (default min)\n"
 	        "  --timing LIST        none, all, or a comma list of tsc,mtc,cyc,cbr (default none)\n"
-	        "  --mtc-freq N         MTC on CTC bit N (default 3)\n"
+	        "  --mtc-freq N         MTC on CTC bit N, 0..15 (default 3)\n"
 	        "  --repeat N           the run N times, each an independent PSB-started segment\n"
 	        "  --seed N             seed of --ip mix (default 1)\n"
 	        "  --corrupt-tnt K      flip TNT bit K (0-based): a deliberately wrong trace\n"
@@ -139,7 +139,7 @@ static int encoder_option(int argc, char **argv, int *i, struct pm_config *cfg)
 		bad = parse_timing(a, &cfg->timing) != 0;
 		break;
 	case 4:
-		bad = parse_u64(a, &v) != 0 || v < 1 || v > 15;
+		bad = parse_u64(a, &v) != 0 || v > 15;
 		cfg->mtc_freq = (unsigned)v;
 		break;
 	case 5:
