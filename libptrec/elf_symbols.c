@@ -317,7 +317,7 @@ static int collect_relocs(const struct ptrec_elf *elf, struct got_name **out, si
 			(*out)[(*nout)++] = (struct got_name){rel.r_offset, name};
 		}
 	}
-	if (*nout > 1)
+	if (*nout)
 		qsort(*out, *nout, sizeof(**out), got_cmp);
 	return 0;
 }

@@ -135,6 +135,8 @@ static char *section(const char *text, const char *header)
 static int in_order(const char *text, const char *const *needles)
 {
 	const char *p = text;
+	if (!text)
+		return 0;
 	for (size_t i = 0; needles[i]; i++) {
 		p = strstr(p, needles[i]);
 		if (!p) {
