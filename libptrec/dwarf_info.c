@@ -437,11 +437,11 @@ next:
 
 	/* Names through references, then drop functions still nameless. */
 	if (x.npend) {
-		if (x.nnamed > 1)
+		if (x.nnamed)
 			qsort(x.named, x.nnamed, sizeof(*x.named), named_cmp);
 		for (size_t i = 0; i < x.npend; i++) {
 			struct named_die key = {x.pend[i].ref, NULL}, *hit;
-			hit = bsearch(&key, x.named, x.nnamed, sizeof(key), named_cmp);
+			hit = x.nnamed ? bsearch(&key, x.named, x.nnamed, sizeof(key), named_cmp) : NULL;
 			if (hit)
 				d->funcs[x.pend[i].func].name = hit->name;
 		}

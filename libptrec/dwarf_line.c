@@ -526,7 +526,7 @@ int ptrec_dwarf_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct 
 		off = next;
 	}
 	/* Order the sequences by address and lay their rows out in that order. */
-	if (x.nseqs > 1)
+	if (x.nseqs)
 		qsort(x.seqs, x.nseqs, sizeof(*x.seqs), seq_cmp);
 	for (size_t i = 0; i < x.nseqs; i++)
 		total += x.seqs[i].count;

@@ -95,7 +95,7 @@ int ptrec_symbolizer_init(struct ptrec_symbolizer *s, const struct ptrec_dump *d
 		}
 		s->ranges[s->nranges++] = (struct ptrec_module_range){m->start, m->end, k};
 	}
-	if (s->nranges > 1)
+	if (s->nranges)
 		qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
 	for (size_t k = 0; k < s->nmods; k++) {
 		struct ptrec_module *mod = &s->mods[k];
