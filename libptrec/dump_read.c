@@ -368,15 +368,14 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 	if (h.header_size < sizeof(h) || h.header_size % 8 || h.header_size > 4096)
 		return fail(err, -PTREC_EFORMAT, 12, "header_size %" PRIu32 " invalid",
 		            h.header_size);
-	d->header = h;
-	if (h.flags)
-		ptrec_warn(&d->warnings, "offset 0x10: header flags 0x%" PRIx64 " not zero",
-		           h.flags);
-
 	off = h.header_size;
 	if (off > size)
 		return fail(err, -PTREC_ETRUNC, size, "file ends inside the %" PRIu32
 		            "-byte header", h.header_size);
+	d->header = h;
+	if (h.flags)
+		ptrec_warn(&d->warnings, "offset 0x10: header flags 0x%" PRIx64 " not zero",
+		           h.flags);
 	for (;;) {
 		struct ptrec_dump_record r;
 		const uint8_t *payload;
