@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pt_image.h"
 #include "ptrec.h"
 #include "report.h"
 
@@ -32,8 +33,7 @@ static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
 	}
 	switch (h->backend) {
 	case PTREC_BACKEND_INTEL_PT:
-		t->status = "intel_pt: decoder not available in this build";
-		return 0;
+		return ptrec_report_decode_pt(r, t);
 	case PTREC_BACKEND_INTEL_BTS:
 	case PTREC_BACKEND_INSTRUMENTED:
 		break;
@@ -108,20 +108,6 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 		if (i != crashed)
 			r->threads[r->nthreads++].rec = &dump->threads[i];
 
-	for (size_t i = 0; i < r->nthreads; i++) {
-		struct ptrec_report_thread *t = &r->threads[i];
-		size_t max = 256;
-		if ((rc = decode_thread(r, t)))
-			return rc;
-		if (!t->nbranches)
-			continue;
-		t->stack = malloc(max * sizeof(*t->stack));
-		if (!t->stack)
-			return -PTREC_ENOMEM;
-		t->nstack = ptrec_callstack_rebuild(t->branches, t->nbranches, t->soft, t->stack, max,
-		                                    &t->stack_info);
-	}
-
 	if (dump->has_regs) {
 		const uint64_t *g = dump->regs.gregs;
 		r->fault_pc = g[PTREC_REG_RIP];
@@ -146,6 +132,20 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 		ptrec_warn(&r->warnings, "the dump has no REGS record: no faulting instruction and "
 		           "no frame-pointer backtrace");
 	}
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct ptrec_report_thread *t = &r->threads[i];
+		size_t max = 256;
+		if ((rc = decode_thread(r, t)))
+			return rc;
+		if (!t->nbranches)
+			continue;
+		t->stack = malloc(max * sizeof(*t->stack));
+		if (!t->stack)
+			return -PTREC_ENOMEM;
+		t->nstack = ptrec_callstack_rebuild(t->branches, t->nbranches, t->soft, t->stack, max,
+		                                    &t->stack_info);
+	}
+
 	return 0;
 }
 
@@ -156,6 +156,7 @@ void ptrec_report_free(struct ptrec_report *r)
 		free(r->threads[i].stack);
 	}
 	free(r->threads);
+	pt_image_free(r->pt_image);
 	ptrec_symbolizer_free(&r->sym);
 	ptrec_warnings_free(&r->warnings);
 	memset(r, 0, sizeof(*r));

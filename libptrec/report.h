@@ -13,6 +13,8 @@
 #include "symbolize.h"
 #include "warnings.h"
 
+struct pt_image;
+
 /* Output formats. */
 enum ptrec_report_format {
 	PTREC_REPORT_TEXT = 0,  /* the default, doc/report-format.md */
@@ -45,6 +47,7 @@ struct ptrec_report_thread {
 	size_t nstack;
 	struct ptrec_callstack_info stack_info;
 	struct ptrec_bts_stats bts; /* decoder statistics (BTS-format rings) */
+	size_t trimmed;             /* events after the fault (signal handler) left out */
 };
 
 /* The whole report. */
@@ -62,6 +65,7 @@ struct ptrec_report {
 	char fault_bytes_file[4096];
 	uint64_t backtrace[128];             /* frame-pointer backtrace, [0] = fault_pc */
 	size_t nbacktrace;
+	struct pt_image *pt_image;           /* code image for intel_pt rings, built on demand */
 };
 
 /* Fills opt with defaults. */
@@ -74,6 +78,10 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 
 /* Frees r. */
 void ptrec_report_free(struct ptrec_report *r);
+
+/* Decodes the intel_pt ring of t into t->branches (report_pt.c).  Returns 0 (decoding
+ * problems become warnings and t->status) or -PTREC_ENOMEM. */
+int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t);
 
 /* Renderers.  Each writes the whole report to out and returns 0, or -PTREC_EIO if writing
  * failed. */

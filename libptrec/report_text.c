@@ -112,6 +112,9 @@ static void print_branches(struct ptrec_report *r, const struct ptrec_report_thr
 	size_t n = t->nbranches < max ? t->nbranches : max;
 
 	fprintf(out, "last %zu of %" PRIu64 " branches (newest first):\n", n, t->total_branches);
+	if (t->trimmed)
+		fprintf(out, "  (%zu branches after the fault, in the signal handler, left out)\n",
+		        t->trimmed);
 	if (!t->nbranches) {
 		fprintf(out, "  (none: %s)\n", t->status ? t->status : "no history");
 		return;
@@ -120,6 +123,9 @@ static void print_branches(struct ptrec_report *r, const struct ptrec_report_thr
 		print_branch(r, t, &t->branches[t->nbranches - 1 - i], i, out);
 	if (n < t->nbranches)
 		fprintf(out, "  ... %zu older branches not shown (--branches N)\n", t->nbranches - n);
+	else if (t->total_branches > t->nbranches + t->trimmed)
+		fprintf(out, "  -- oldest branch kept by the decoder (%" PRIu64 " older not kept)\n",
+		        t->total_branches - t->nbranches - t->trimmed);
 	else if (t->rec->hdr.flags & PTREC_THREAD_WRAPPED)
 		fprintf(out, "  -- oldest branch the ring still held (older ones were overwritten)\n");
 	else

@@ -550,6 +550,63 @@ static void test_cut_and_bad(const struct fixture *fx)
 	free(o);
 }
 
+/* An intel_pt ring over JIT code saved in the dump: enable at 0x10000, call 0x10010, a
+ * compressed return, the fault at 0x10006 (FUP + TIP.PGD), then the signal handler enabled at
+ * 0x10020.  The report decodes it, ends the history at the fault and leaves out the handler. */
+static void test_pt(void)
+{
+	static const uint8_t code[0x30] = {
+		[0x00] = 0xe8, 0x0b, 0x00, 0x00, 0x00, /* call 0x10010 */
+		[0x05] = 0x90,                         /* nop */
+		[0x06] = 0x8b, 0x00,                   /* mov (%rax),%eax: faults */
+		[0x08] = 0xc3,
+		[0x10] = 0xc3,                         /* ret */
+		[0x20] = 0xc3,                         /* the handler: ret */
+	};
+	struct tbuf b = {0}, trace = {0};
+	char path[4300], *o;
+	int st;
+
+	for (int i = 0; i < 8; i++)
+		tb_put(&trace, "\x02\x82", 2);                              /* PSB */
+	tb_put(&trace, "\x02\x23", 2);                                  /* PSBEND */
+	tb_put(&trace, "\x71\x00\x00\x01\x00\x00\x00", 7);              /* TIP.PGE 0x10000 */
+	tb_put(&trace, "\x06", 1);                                      /* TNT: 1 (the ret) */
+	tb_put(&trace, "\x7d\x06\x00\x01\x00\x00\x00", 7);              /* FUP 0x10006 */
+	tb_put(&trace, "\x01", 1);                                      /* TIP.PGD */
+	tb_put(&trace, "\x71\x20\x00\x01\x00\x00\x00", 7);              /* TIP.PGE 0x10020 */
+
+	tw_header(&b);
+	tw_process(&b, 50, 51, PTREC_EVENT_CRASH, 11, 1, 0, PTREC_BACKEND_INTEL_PT, 1, "jit", "/jit",
+	           "");
+	tw_regs(&b, 51, 0x10006, 0x7000, 0);
+	tw_memory(&b, 0x10000, PTREC_MEM_CODE, 0, code, sizeof(code));
+	tw_thread(&b, 51, PTREC_BACKEND_INTEL_PT, PTREC_THREAD_CRASHED, "jit", 4096, trace.n,
+	          trace.p, trace.n);
+	tw_end(&b);
+	snprintf(path, sizeof(path), "%s/pt.ptrec", dir);
+	write_file(path, b.p, b.n);
+	o = report(&st, path, "");
+	CHECK_EQ_U64(st, 0);
+	{
+		const char *order[] = {"== Faulting instruction", "address:  0x10006",
+		                       "bytes:    8b 00 c3", "(from dump memory)",
+		                       "== Thread 51 (jit) [crashed]", "call stack from branch history",
+		                       "#0   0x10006", "last 4 of ",
+		                       "1 branches after the fault, in the signal handler, left out",
+		                       "#0 ", "disable", "0x10006",
+		                       "#1 ", "ret", "0x10010 -> 0x10005",
+		                       "#2 ", "call", "0x10000 -> 0x10010",
+		                       "#3 ", "enable", NULL};
+		CHECK(in_order(o, order));
+		/* The handler is not in the history. */
+		CHECK(!strstr(strstr(o, "== Thread 51") ? strstr(o, "== Thread 51") : o, "0x10020"));
+	}
+	free(o);
+	free(b.p);
+	free(trace.p);
+}
+
 int main(void)
 {
 	const char *top = getenv("top_builddir");
@@ -584,6 +641,7 @@ int main(void)
 	test_json_and_trace(dump);
 	test_build_ids(&fx);
 	test_cut_and_bad(&fx);
+	test_pt();
 	free(fx.vdso);
 	if (!check_failures)
 		if (!getenv("PTREC_KEEP_TMP")) free(capture(NULL, "rm -rf '%s'", dir));
