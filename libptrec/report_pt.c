@@ -26,7 +26,7 @@ static int build_image(struct ptrec_report *r)
 	const struct ptrec_dump *d = r->dump;
 	size_t added = 0;
 
-	r->pt_image = pt_image_new();
+	r->pt_image = pt_img_new();
 	if (!r->pt_image)
 		return -PTREC_ENOMEM;
 	for (size_t i = 0; i < s->nmods; i++) {
@@ -39,7 +39,7 @@ static int build_image(struct ptrec_report *r)
 			const struct ptrec_elf_load *l = &m->elf.loads[k];
 			if (!(l->flags & PF_X) || !l->filesz)
 				continue;
-			if (pt_image_add_bytes(r->pt_image, l->vaddr + m->bias, m->elf.data + l->offset,
+			if (pt_img_add_bytes(r->pt_image, l->vaddr + m->bias, m->elf.data + l->offset,
 			                       (size_t)l->filesz, 0) == 0)
 				added++;
 		}
@@ -48,7 +48,7 @@ static int build_image(struct ptrec_report *r)
 		const struct ptrec_dump_memory_rec *mr = &d->memory[i];
 		if (mr->hdr.kind != PTREC_MEM_CODE || !mr->hdr.size)
 			continue;
-		if (pt_image_add_bytes(r->pt_image, mr->hdr.vaddr, mr->bytes, (size_t)mr->hdr.size,
+		if (pt_img_add_bytes(r->pt_image, mr->hdr.vaddr, mr->bytes, (size_t)mr->hdr.size,
 		                       0) == 0)
 			added++;
 	}
