@@ -476,6 +476,11 @@ static int load(struct ptrec_elf *elf, struct ptrec_warnings *w)
 			}
 			s->size = end == UINT64_MAX ? 1 : end - s->addr;
 		}
+		elf->sym_addrs = malloc(elf->nsyms * sizeof(*elf->sym_addrs));
+		if (!elf->sym_addrs)
+			return -PTREC_ENOMEM;
+		for (size_t i = 0; i < elf->nsyms; i++)
+			elf->sym_addrs[i] = elf->syms[i].addr;
 	}
 	read_ids(elf);
 	return 0;
@@ -544,6 +549,7 @@ void ptrec_elf_close(struct ptrec_elf *elf)
 	free(elf->sections);
 	free(elf->loads);
 	free(elf->syms);
+	free(elf->sym_addrs);
 	free((void *)elf->path);
 	memset(elf, 0, sizeof(*elf));
 }
@@ -555,7 +561,7 @@ const struct ptrec_elf_sym *ptrec_elf_lookup(const struct ptrec_elf *elf, uint64
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (elf->syms[mid].addr <= vaddr)
+		if (elf->sym_addrs[mid] <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;

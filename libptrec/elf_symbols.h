@@ -57,6 +57,7 @@ struct ptrec_elf {
 	struct ptrec_elf_load *loads;     /* PT_LOAD segments */
 	size_t nloads;
 	struct ptrec_elf_sym *syms;       /* code symbols sorted by address, one per address */
+	uint64_t *sym_addrs;              /* syms[i].addr, packed for a cache-friendly search */
 	size_t nsyms;
 	int has_symtab;                   /* 1 if a .symtab was read (else .dynsym only) */
 	char **owned;                     /* strings allocated for synthetic names */

@@ -12,6 +12,15 @@
 
 static void jstr(FILE *out, const char *s)
 {
+	const unsigned char *q = (const unsigned char *)(s ? s : "");
+	while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\')
+		q++;
+	if (!*q) { /* nothing to escape: the common case */
+		fputc('"', out);
+		fputs(s ? s : "", out);
+		fputc('"', out);
+		return;
+	}
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		if (*p == '"' || *p == '\\')
@@ -24,25 +33,37 @@ static void jstr(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* Timestamp (microseconds) of event i of thread t. */
-static double ts_of(const struct ptrec_report_thread *t, size_t i, uint64_t base_ns)
+/* Timestamp (nanoseconds since the thread's first timed event) of event i of thread t; without
+ * timestamps one microsecond per event. */
+static uint64_t ts_of(const struct ptrec_report_thread *t, size_t i, uint64_t base_ns,
+                      uint64_t prev)
 {
 	const struct ptrec_branch *b = &t->branches[i];
-	if (t->has_time && (b->flags & PTREC_BRF_HAS_TIME)) {
+	if (t->has_time) {
 		int exact;
-		uint64_t ns = ptrec_tsc_to_ns(&t->rec->hdr, b->timestamp, &exact);
-		return (double)(ns - base_ns) / 1000.0;
+		uint64_t ns;
+		if (!(b->flags & PTREC_BRF_HAS_TIME))
+			return prev; /* untimed events between timed ones keep the last time */
+		ns = ptrec_tsc_to_ns(&t->rec->hdr, b->timestamp, &exact);
+		return ns >= base_ns ? ns - base_ns : 0;
 	}
-	return (double)i;
+	return (uint64_t)i * 1000;
+}
+
+/* Writes ts (ns) as microseconds with three decimals, without floating point. */
+static void put_ts(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
 static void event(FILE *out, int *first, const char *ph, const char *name, uint32_t pid,
-                  uint32_t tid, double ts)
+                  uint32_t tid, uint64_t ts)
 {
 	fputs(*first ? "\n" : ",\n", out);
 	*first = 0;
-	fprintf(out, "{\"ph\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":%.3f", ph, pid,
-	        tid, ts);
+	fprintf(out, "{\"ph\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", ph, pid,
+	        tid);
+	put_ts(out, ts);
 	if (name) {
 		fputs(",\"name\":", out);
 		jstr(out, name);
@@ -66,7 +87,7 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 		const struct ptrec_dump_thread *h = &t->rec->hdr;
 		uint64_t base_ns = 0;
 		size_t depth = 0;
-		double ts = 0;
+		uint64_t ts = 0;
 		char tname[64];
 
 		snprintf(tname, sizeof(tname), "%s%s", h->name[0] ? h->name : "thread",
@@ -82,7 +103,7 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 		/* Calls open before the history starts are unknown; returns past them are skipped. */
 		for (size_t k = 0; k < t->nbranches; k++) {
 			const struct ptrec_branch *b = &t->branches[k];
-			ts = ts_of(t, k, base_ns);
+			ts = ts_of(t, k, base_ns, ts);
 			if (b->kind == PTREC_BR_CALL || b->kind == PTREC_BR_IND_CALL) {
 				struct ptrec_symbol s;
 				char name[64];
@@ -95,21 +116,24 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 				event(out, &first, "E", NULL, p->pid, h->tid, ts);
 				depth--;
 			} else if (b->kind == PTREC_BR_GAP || b->kind == PTREC_BR_OVERFLOW) {
-				fputs(",\n", out);
-				fprintf(out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-				        ",\"ts\":%.3f,\"name\":\"%s\"}", p->pid, h->tid, ts,
+				fprintf(out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+				        ",\"ts\":", p->pid, h->tid);
+				put_ts(out, ts);
+				fprintf(out, ",\"name\":\"%s\"}",
 				        b->kind == PTREC_BR_GAP ? "trace gap" : "trace overflow");
 			}
 		}
 		if (t->crashed && t->nbranches) {
 			fprintf(out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-			        ",\"ts\":%.3f,\"name\":", p->pid, h->tid, ts + 1);
+			        ",\"ts\":", p->pid, h->tid);
+			put_ts(out, ts + 1000);
+			fputs(",\"name\":", out);
 			jstr(out, p->signo ? ptrec_report_signal_name(p->signo) : ptrec_report_event_name(p->event));
 			fputc('}', out);
 		}
 		/* Close what is still open at the end of the history. */
 		while (depth--)
-			event(out, &first, "E", NULL, p->pid, h->tid, ts + 1);
+			event(out, &first, "E", NULL, p->pid, h->tid, ts + 1000);
 	}
 	fputs("\n]}\n", out);
 	return ferror(out) ? -PTREC_EIO : 0;

@@ -18,6 +18,15 @@ struct demangle_entry {
 	char *val;        /* demangled, or NULL if demangling failed */
 };
 
+/* Recent lookups: reports ask for the same addresses again and again. */
+#define RECENT_SLOTS 4096
+struct symbol_cache_entry {
+	uint64_t key;              /* address, low bit folded with return_address */
+	int used;                  /* slot holds a result */
+	int return_address;
+	struct ptrec_symbol sym;   /* the result */
+};
+
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
 static demangle_fn find_demangler(void)
@@ -135,6 +144,7 @@ void ptrec_symbolizer_free(struct ptrec_symbolizer *s)
 	for (size_t i = 0; i < s->cache_cap; i++)
 		free(s->cache[i].val);
 	free(s->cache);
+	free(s->recent);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -302,8 +312,35 @@ static const char *demangled(struct ptrec_symbolizer *s, const char *name)
 	}
 }
 
+static void symbolize_uncached(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
+                               struct ptrec_symbol *out);
+
 void ptrec_symbolize(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
                      struct ptrec_symbol *out)
+{
+	struct symbol_cache_entry *e;
+
+	if (!s->recent)
+		s->recent = calloc(RECENT_SLOTS, sizeof(*s->recent));
+	if (!s->recent) {
+		symbolize_uncached(s, addr, return_address, out);
+		return;
+	}
+	e = &s->recent[(ptr_hash((const void *)(uintptr_t)addr) + (size_t)!!return_address) &
+	               (RECENT_SLOTS - 1)];
+	if (e->used && e->key == addr && e->return_address == !!return_address) {
+		*out = e->sym;
+		return;
+	}
+	symbolize_uncached(s, addr, return_address, out);
+	e->used = 1;
+	e->key = addr;
+	e->return_address = !!return_address;
+	e->sym = *out;
+}
+
+static void symbolize_uncached(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
+                               struct ptrec_symbol *out)
 {
 	struct ptrec_module *m;
 	uint64_t look, link;

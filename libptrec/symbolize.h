@@ -52,6 +52,7 @@ struct ptrec_symbolizer {
 	char *(*demangle)(const char *, char *, size_t *, int *); /* __cxa_demangle or NULL */
 	struct demangle_entry *cache;         /* mangled name -> demangled (open addressing) */
 	size_t cache_cap, cache_used;
+	struct symbol_cache_entry *recent;    /* last results, direct-mapped by address */
 };
 
 /* What is known about one address.  Strings stay valid until ptrec_symbolizer_free. */
