@@ -81,6 +81,19 @@ static void print_stack(struct ptrec_report *r, const struct ptrec_report_thread
 		fprintf(out, "  #%-3zu %s\n", n++, loc(r, r->fault_pc, 0, buf, sizeof(buf)));
 	for (size_t i = 0; i < t->nstack; i++) {
 		const struct ptrec_frame *f = &t->stack[i];
+		size_t same = 1;
+		/* Recursion: identical frames in a row print once, with their count. */
+		while (i + same < t->nstack && t->stack[i + same].site == f->site &&
+		       t->stack[i + same].func == f->func)
+			same++;
+		if (same > 2) {
+			fprintf(out, "  #%zu-#%zu %s  calls itself: %zu identical frames (recursion)\n",
+			        n, n + same - 1, loc(r, f->site, f->site_is_return_address, buf,
+			                             sizeof(buf)), same);
+			n += same;
+			i += same - 1;
+			continue;
+		}
 		fprintf(out, "  #%-3zu %s", n++, loc(r, f->site, f->site_is_return_address, buf,
 		                                    sizeof(buf)));
 		if (f->func) {
@@ -222,9 +235,20 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		print_stack(r, t, t->crashed, out);
 		if (t->crashed) {
 			fprintf(out, "frame-pointer backtrace (from registers and dumped stack):\n");
-			for (size_t k = 0; k < r->nbacktrace; k++)
+			for (size_t k = 0; k < r->nbacktrace; k++) {
+				size_t same = 1;
+				while (k + same < r->nbacktrace && r->backtrace[k + same] == r->backtrace[k])
+					same++;
+				if (k > 0 && same > 2) {
+					fprintf(out, "  #%zu-#%zu %s  (%zu identical frames: recursion)\n", k,
+					        k + same - 1, loc(r, r->backtrace[k], 1, buf, sizeof(buf)),
+					        same);
+					k += same - 1;
+					continue;
+				}
 				fprintf(out, "  #%-3zu %s\n", k,
 				        loc(r, r->backtrace[k], k > 0, buf, sizeof(buf)));
+			}
 			if (!r->nbacktrace)
 				fprintf(out, "  (none: no registers)\n");
 			else if (r->nbacktrace == 1)

@@ -8,6 +8,7 @@
  * dump and a corrupt one.  Not a byte-for-byte snapshot of our own output. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -607,6 +608,65 @@ static void test_pt(void)
 	free(trace.p);
 }
 
+/* C++ names: demangled when the C++ runtime can be loaded at run time, raw otherwise. */
+static void test_cxx(void)
+{
+	char src[4300], bin[4300], path[4300], line[8400], *o;
+	struct tbuf b = {0}, ring = {0}, maps = {0};
+	uint64_t frob, caller;
+	void *rt = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	FILE *f;
+	int st;
+
+	snprintf(src, sizeof(src), "%s/w.cc", dir);
+	snprintf(bin, sizeof(bin), "%s/wcc", dir);
+	f = fopen(src, "w");
+	if (!f)
+		return;
+	fprintf(f, "namespace ns {\nstruct Widget {\n\tint frob(int x);\n};\n"
+	           "__attribute__((noinline)) int Widget::frob(int x)\n{\n\treturn x + 1;\n}\n}\n"
+	           "int main()\n{\n\tns::Widget w;\n\treturn w.frob(1);\n}\n");
+	fclose(f);
+	o = capture(&st, "%s -x c++ -O0 -g -fPIE -pie -o '%s' '%s' 2>&1", cc, bin, src);
+	free(o);
+	if (st) {
+		printf("$CC cannot compile C++ here: demangling check skipped\n");
+		if (rt)
+			dlclose(rt);
+		return;
+	}
+	frob = sym(bin, "_ZN2ns6Widget4frobEi");
+	caller = ret_addr(bin, "main", "_ZN2ns6Widget4frobEi");
+	CHECK(frob && caller);
+	tw_soft(&ring, PROG_BASE + caller, PROG_BASE + frob, PTREC_BR_CALL);
+	snprintf(line, sizeof(line), "%llx-%llx r-xp 00000000 08:01 3 %s\n", PROG_BASE,
+	         PROG_BASE + 0x5000, bin);
+	tb_put(&maps, line, strlen(line));
+	tw_header(&b);
+	tw_process(&b, 9, 9, PTREC_EVENT_CRASH, 11, 1, 0, PTREC_BACKEND_INSTRUMENTED, 1, "wcc", bin,
+	           "");
+	tw_regs(&b, 9, PROG_BASE + frob + 4, 0, 0);
+	tw_record(&b, PTREC_REC_MAPS, maps.p, maps.n);
+	tw_thread(&b, 9, PTREC_BACKEND_INSTRUMENTED, PTREC_THREAD_CRASHED, "wcc", 4096, ring.n,
+	          ring.p, ring.n);
+	tw_end(&b);
+	snprintf(path, sizeof(path), "%s/cxx.ptrec", dir);
+	write_file(path, b.p, b.n);
+	o = report(&st, path, "");
+	CHECK_EQ_U64(st, 0);
+	if (rt) {
+		CHECK(strstr(o, "symbol:   ns::Widget::frob(int)+0x4") != NULL);
+		CHECK(strstr(o, "-> 0x") && strstr(o, "ns::Widget::frob(int)+0x0"));
+		dlclose(rt);
+	} else {
+		CHECK(strstr(o, "symbol:   _ZN2ns6Widget4frobEi+0x4") != NULL);
+	}
+	free(o);
+	free(b.p);
+	free(ring.p);
+	free(maps.p);
+}
+
 int main(void)
 {
 	const char *top = getenv("top_builddir");
@@ -642,6 +702,7 @@ int main(void)
 	test_build_ids(&fx);
 	test_cut_and_bad(&fx);
 	test_pt();
+	test_cxx();
 	free(fx.vdso);
 	if (!check_failures)
 		if (!getenv("PTREC_KEEP_TMP")) free(capture(NULL, "rm -rf '%s'", dir));

@@ -458,6 +458,32 @@ int main(void)
 		CHECK(!"strip keep debug");
 	}
 
+	/* Compressed debug sections: symbols still work, the missing lines are warned about. */
+	if (!run("cd '%s' && objcopy --compress-debug-sections=zlib prog000 pz", dir)) {
+		struct ptrec_elf elf;
+		struct ptrec_dwarf dw;
+		struct ptrec_warnings w = {0};
+		int warned = 0;
+		snprintf(bin, sizeof(bin), "%s/pz", dir);
+		if (!ptrec_elf_open_file(bin, &elf, &w)) {
+			char orig[4300];
+			snprintf(orig, sizeof(orig), "%s/prog000", dir);
+			check_symbols("compressed debug sections", &elf, orig);
+			CHECK(ptrec_dwarf_load(&dw, &elf, &w) == 0);
+			CHECK_EQ_U64(dw.nrows, 0);
+			for (size_t i = 0; i < w.count; i++)
+				warned |= strstr(w.items[i], ".debug_line is compressed") != NULL;
+			CHECK(warned);
+			ptrec_dwarf_free(&dw);
+			ptrec_elf_close(&elf);
+		} else {
+			CHECK(!"open compressed");
+		}
+		ptrec_warnings_free(&w);
+	} else {
+		printf("objcopy cannot compress debug sections here; that check is skipped\n");
+	}
+
 	if (!check_failures)
 		run("rm -rf '%s'", dir);
 	return check_done();
