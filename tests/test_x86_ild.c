@@ -233,6 +233,12 @@ static const struct tcase cases[] = {
 	T64("c3", 1, RET),
 	T64("f3 c3", 2, RET),                             /* repz ret */
 	T64("c2 08 00", 3, RET),
+	T64("f2 c3", 2, RET),                             /* bnd ret */
+	T64("66 c3", 2, RET),
+	T(M64, 0x1000, "f2 e8 00 00 00 00", 6, CALL, 0x1006), /* bnd call */
+	T64("0f 01 d7", 3, OTHER),                        /* enclu: the leaf decides */
+	T64("0f 01 cf", 3, OTHER),                        /* encls (seamcall needs 66) */
+	T64("0f 01 d4", 3, OTHER),                        /* vmfunc */
 	T64("cb", 1, FAR),                                /* lret */
 	T64("48 cb", 2, FAR),
 	T64("ca 08 00", 3, FAR),
