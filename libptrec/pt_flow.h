@@ -2,7 +2,8 @@
  * events out.
  *
  * Pure: no I/O, no globals; memory is the decoder itself plus its block cache (no allocation per
- * instruction or per event).  Never crashes or hangs on any input: every loop is bounded, every
+ * instruction or per event).  Not async-signal-safe (the block cache is malloc'd): decode after
+ * the dump is written, e.g. in the report process, never inside the crash signal handler.  Never crashes or hangs on any input: every loop is bounded, every
  * inconsistency becomes a GAP event followed by a resync at the next PSB.
  *
  * Semantics (SDM vol. 3C ch. "Intel Processor Trace", matching libipt's instruction decoder):
