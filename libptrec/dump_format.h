@@ -32,6 +32,8 @@ enum ptrec_dump_record_type {
 	PTREC_REC_MAPS = 4,    /* text of /proc/self/maps at dump time */
 	PTREC_REC_BUILDID = 5, /* struct ptrec_dump_buildid + id bytes + path */
 	PTREC_REC_MEMORY = 6,  /* struct ptrec_dump_memory + bytes (JIT code, vDSO, stack) */
+	PTREC_REC_STATUS = 7,  /* text, "key value" lines: the recorder's configuration and why
+	                          each refused backend was refused ("refused NAME: reason") */
 	PTREC_REC_END = 0xffff /* no payload; a dump without it was cut short */
 };
 

@@ -7,9 +7,9 @@
  * instead of faulting.  Ring memory is ours and is written directly.  Buffers are static (one
  * set for crashes, one for snapshots) or were mapped at ptrec_init (the /proc/self/maps text).
  *
- * Record order: PROCESS, REGS (when a ucontext is known), THREAD for every listed thread (the
- * event thread first), MAPS, BUILDID per mapped ELF file, MEMORY (JIT code, vDSO, stack near
- * SP), END. */
+ * Record order: PROCESS, REGS (when a ucontext is known), STATUS, THREAD for every listed
+ * thread (the event thread first), MAPS, BUILDID per mapped ELF file, MEMORY (JIT code, vDSO,
+ * stack near SP), END. */
 #include "config.h"
 
 #include <elf.h>
@@ -142,6 +142,36 @@ static void write_regs(struct dump_ctx *c, const struct ptrec_dump_request *req)
 	rec_begin(c, PTREC_REC_REGS, sizeof(r));
 	out(c, &r, sizeof(r));
 	out_pad(c, sizeof(r));
+}
+
+/* ---- STATUS ---------------------------------------------------------------------------- */
+
+static void write_status(struct dump_ctx *c)
+{
+	struct ptrec_sbuf b;
+
+	ptrec_sbuf_init(&b, (char *)c->bounce, BOUNCE_SIZE);
+	ptrec_sbuf_str(&b, "backend ");
+	ptrec_sbuf_str(&b, ptrec_backend_name(ptrec_rec.backend));
+	ptrec_sbuf_str(&b, "\nring_size ");
+	ptrec_sbuf_udec(&b, ptrec_rec.cfg.ring_size);
+	ptrec_sbuf_str(&b, "\nmemory_budget ");
+	ptrec_sbuf_udec(&b, ptrec_rec.cfg.memory_budget);
+	ptrec_sbuf_str(&b, "\nthreads_untraced ");
+	ptrec_sbuf_udec(&b, atomic_load(&ptrec_rec.threads_untraced));
+	ptrec_sbuf_char(&b, '\n');
+	for (int i = 0; i < PTREC_BACKEND_COUNT_; i++) {
+		if (!ptrec_rec.reason[i][0])
+			continue;
+		ptrec_sbuf_str(&b, "refused ");
+		ptrec_sbuf_str(&b, ptrec_backend_name((enum ptrec_backend)i));
+		ptrec_sbuf_str(&b, ": ");
+		ptrec_sbuf_str(&b, ptrec_rec.reason[i]);
+		ptrec_sbuf_char(&b, '\n');
+	}
+	rec_begin(c, PTREC_REC_STATUS, b.len);
+	out(c, c->bounce, b.len);
+	out_pad(c, b.len);
 }
 
 /* ---- THREAD ----------------------------------------------------------------------------- */
@@ -418,6 +448,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	out(c, &h, sizeof(h));
 	write_process(c, req);
 	write_regs(c, req);
+	write_status(c);
 	for (unsigned i = 0; i < req->nthreads; i++)
 		write_thread(c, req, req->threads[i]);
 	read_maps(c);

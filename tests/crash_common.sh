@@ -30,7 +30,9 @@ export PTREC_DIR="$work/fallback"
 export PTREC_REPORT_TIMEOUT_MS=20000
 # The sanitizer build links the ASan runtime: keep its own handlers out of the way.
 export ASAN_OPTIONS="handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:detect_leaks=0:allow_user_segv_handler=1"
-unset PTREC_BACKEND PTREC_FLAGS
+# The instrumented backend on every machine (a PT machine would otherwise record PT packets).
+export PTREC_BACKEND=instrumented
+unset PTREC_FLAGS PTREC_RING_SIZE
 
 # Expected dump path as a shell glob, from core_pattern (independent of core_path.c).
 expected_glob() {
@@ -89,6 +91,8 @@ crash_run() {
 	*)
 		grep -q "^stack:.*$stack\$" "$work/check.txt" || fail "crashing thread's ring does not end in: $stack" ;;
 	esac
+	grep -q "^status backend instrumented\$" "$work/check.txt" || fail "STATUS does not name the backend"
+	grep -q "^ring_size 65536\$" "$work/check.txt" || fail "STATUS does not give the ring size"
 	grep -q "^memory kind 3 " "$work/check.txt" || fail "no stack bytes in the dump"
 	grep -q "^memory kind 2 " "$work/check.txt" || fail "no vDSO in the dump"
 	if command -v readelf >/dev/null 2>&1; then

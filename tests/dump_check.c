@@ -151,6 +151,11 @@ int main(int argc, char **argv)
 			printf(" %.*s\n", (int)b.path_len, (const char *)buf + pay + sizeof(b) + b.id_len);
 			break;
 		}
+		case PTREC_REC_STATUS:
+			for (size_t i = 0; i < r.size; i++)
+				if (buf[pay + i] == 0) fail("NUL in STATUS text", (long long)off);
+			printf("status %.*s", (int)r.size, (const char *)buf + pay);
+			break;
 		case PTREC_REC_MAPS:
 			maps = (const char *)buf + pay;
 			maps_len = r.size;

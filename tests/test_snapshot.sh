@@ -12,7 +12,8 @@ work=$(mktemp -d "$top_builddir/tests/snap.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT
 export PTREC_DIR="$work"
 export ASAN_OPTIONS="detect_leaks=0"
-unset PTREC_BACKEND PTREC_FLAGS PTREC_SNAPSHOT_INTERVAL_MS PTREC_SNAPSHOT_MAX
+export PTREC_BACKEND=instrumented
+unset PTREC_FLAGS PTREC_SNAPSHOT_INTERVAL_MS PTREC_SNAPSHOT_MAX
 
 "$prog" >"$work/stdout" 2>"$work/stderr" &
 pid=$!
