@@ -1247,7 +1247,8 @@ static int step_other(struct pt_flow *f, struct pt_flow_run *run)
  * cached.  Either TNT bits are queued or the look-ahead item is a TIP, so no IP-bound event,
  * overflow or disable can bind in this block.  Fills the whole run and returns 1, or returns 0
  * without changing anything when the general walk must handle the step. */
-static inline int fast_step(struct pt_flow *f, struct pt_flow_run *run)
+static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
+                                                         struct pt_flow_run *run)
 {
 	const struct blk *b = &f->blk[f->cur_blk];
 	struct nx *nx = &f->nx;
