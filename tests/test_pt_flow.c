@@ -719,6 +719,30 @@ static void test_cpu(void)
 	start(&t, 0xa000);
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, PT_ERRATUM_SKL014), "a000 [disabled]");
+
+	/* APL11: a spurious TIP.PGD right after OVF is ignored, the FUP gives the resume IP.
+	 * Without the erratum the PGD leaves tracing off and nothing more executes. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	ovf(&t);
+	pgd(&t, 0);
+	fup(&t, 0x2010);
+	tip(&t, 0x200a);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, PT_ERRATUM_APL11),
+	          "1000 1002 1004 1007 [overflow] 2010 2011 200a [disabled]");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow]");
+
+	/* SKD010: the FUP after OVF is missing; the next TIP gives the resume IP. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	ovf(&t);
+	tip(&t, 0x2010);
+	tip(&t, 0x200a);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, PT_ERRATUM_SKD010),
+	          "1000 1002 1004 1007 [overflow] 2010 2011 200a [disabled]");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow]");
 }
 
 /* Deterministic mutation fuzzing: random byte changes to the traces above never crash, hang or
