@@ -667,6 +667,47 @@ static void test_cxx(void)
 	free(maps.p);
 }
 
+/* A stripped program: names and lines come from its debug file, found by build-id under
+ * --debug-dir; without the option the report has neither (and says nothing false). */
+static void test_debug_dir(const struct fixture *fx)
+{
+	char path[4300], args[4400], *o;
+	struct tbuf b;
+	size_t t2;
+	int st;
+	char saved[4200];
+
+	o = capture(&st, "cd '%s' && cp rprog rprog.full && objcopy --only-keep-debug rprog.full "
+	                 "rprog.debug && strip --strip-all rprog && id=$(readelf -n rprog | "
+	                 "sed -n 's/.*Build ID: //p') && mkdir -p dd/.build-id/$(echo $id | cut -c1-2) "
+	                 "&& mv rprog.debug dd/.build-id/$(echo $id | cut -c1-2)/$(echo $id | "
+	                 "cut -c3-).debug 2>&1", dir);
+	free(o);
+	if (st) {
+		printf("objcopy/strip/readelf unavailable: --debug-dir check skipped\n");
+		return;
+	}
+	make_dump(fx, &b, NULL, 0, &t2);
+	snprintf(path, sizeof(path), "%s/stripped.ptrec", dir);
+	write_file(path, b.p, b.n);
+	free(b.p);
+	o = report(&st, path, "");
+	CHECK(!strstr(o, "symbol:   leaf+"));
+	free(o);
+	snprintf(args, sizeof(args), "--debug-dir '%s/dd'", dir);
+	o = report(&st, path, args);
+	snprintf(saved, sizeof(saved), "%s/rprog.full", dir);
+	{
+		char *l_rip = line_of(saved, fx->rip - PROG_BASE);
+		CHECK(strstr(o, "symbol:   leaf+") != NULL);
+		CHECK(l_rip[0] && strstr(o, l_rip) != NULL);
+		free(l_rip);
+	}
+	free(o);
+	/* Put the full program back for any later check. */
+	free(capture(NULL, "cd '%s' && mv rprog.full rprog", dir));
+}
+
 int main(void)
 {
 	const char *top = getenv("top_builddir");
@@ -703,6 +744,7 @@ int main(void)
 	test_cut_and_bad(&fx);
 	test_pt();
 	test_cxx();
+	test_debug_dir(&fx);
 	free(fx.vdso);
 	if (!check_failures)
 		if (!getenv("PTREC_KEEP_TMP")) free(capture(NULL, "rm -rf '%s'", dir));
