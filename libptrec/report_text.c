@@ -208,7 +208,9 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	if (r->fault_pc) {
 		struct ptrec_symbol s;
 		ptrec_symbolize(&r->sym, r->fault_pc, 0, &s);
-		fprintf(out, "address:  0x%" PRIx64 "\n", r->fault_pc);
+		fprintf(out, "address:  0x%" PRIx64 "%s\n", r->fault_pc,
+		        p->event == PTREC_EVENT_CRASH ? ""
+		                                      : "  (no fault: where the registers were taken)");
 		if (s.name)
 			fprintf(out, "symbol:   %s+0x%" PRIx64 "\n", s.name, s.offset);
 		if (s.module)
