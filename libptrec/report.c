@@ -63,13 +63,6 @@ static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
 		           "partial record; ignored", h->tid, t->bts.tail_bytes);
 	if (!t->nbranches && !t->status)
 		t->status = "the ring holds no branches";
-	for (size_t i = 0; i < t->nbranches; i++)
-		if (t->branches[i].flags & PTREC_BRF_HAS_TIME) {
-			if (!t->has_time)
-				t->first_time = t->branches[i].timestamp;
-			t->has_time = 1;
-			t->last_time = t->branches[i].timestamp;
-		}
 	return 0;
 }
 
@@ -139,6 +132,14 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 			return rc;
 		if (!t->nbranches)
 			continue;
+		/* The time span of the history, whatever decoded it. */
+		for (size_t k = 0; k < t->nbranches; k++)
+			if (t->branches[k].flags & PTREC_BRF_HAS_TIME) {
+				if (!t->has_time)
+					t->first_time = t->branches[k].timestamp;
+				t->has_time = 1;
+				t->last_time = t->branches[k].timestamp;
+			}
 		t->stack = malloc(max * sizeof(*t->stack));
 		if (!t->stack)
 			return -PTREC_ENOMEM;

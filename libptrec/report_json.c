@@ -96,7 +96,7 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 		fprintf(out, ",\"first_tsc\":%" PRIu64 ",\"last_tsc\":%" PRIu64, t->first_time,
 		        t->last_time);
 		if (exact)
-			fprintf(out, ",\"span_ns\":%" PRIu64, b - a);
+			fprintf(out, ",\"span_ns\":%" PRIu64, b >= a ? b - a : 0);
 	}
 	if (t->status) {
 		fputs(",\"status\":", out);

@@ -61,7 +61,7 @@ static void print_branch(struct ptrec_report *r, const struct ptrec_report_threa
 		int exact;
 		uint64_t now = ptrec_tsc_to_ns(&t->rec->hdr, t->last_time, &exact);
 		uint64_t then = ptrec_tsc_to_ns(&t->rec->hdr, b->timestamp, &exact);
-		fprintf(out, "  [t-%" PRIu64 "%s]", now - then, exact ? "ns" : " tsc");
+		fprintf(out, "  [t-%" PRIu64 "%s]", now >= then ? now - then : 0, exact ? "ns" : " tsc");
 	}
 	fputc('\n', out);
 }
@@ -158,7 +158,7 @@ static void print_ring(const struct ptrec_report_thread *t, FILE *out)
 		int exact;
 		uint64_t a = ptrec_tsc_to_ns(h, t->first_time, &exact);
 		uint64_t b = ptrec_tsc_to_ns(h, t->last_time, &exact);
-		fprintf(out, " %" PRIu64 "%s", b - a, exact ? "ns" : " tsc");
+		fprintf(out, " %" PRIu64 "%s", b >= a ? b - a : 0, exact ? "ns" : " tsc");
 	} else {
 		fprintf(out, " %s", t->status ? t->status : "no timestamps");
 	}

@@ -570,6 +570,7 @@ static void test_pt(void)
 
 	for (int i = 0; i < 8; i++)
 		tb_put(&trace, "\x02\x82", 2);                              /* PSB */
+	tb_put(&trace, "\x19\x00\x10\x00\x00\x00\x00\x00", 8);          /* TSC 0x1000 */
 	tb_put(&trace, "\x02\x23", 2);                                  /* PSBEND */
 	tb_put(&trace, "\x71\x00\x00\x01\x00\x00\x00", 7);              /* TIP.PGE 0x10000 */
 	tb_put(&trace, "\x06", 1);                                      /* TNT: 1 (the ret) */
@@ -600,9 +601,18 @@ static void test_pt(void)
 		                       "#2 ", "call", "0x10000 -> 0x10010",
 		                       "#3 ", "enable", NULL};
 		CHECK(in_order(o, order));
+		/* Timestamps: every event carries the TSC of the PSB+, so the span is zero. */
+		CHECK(strstr(o, "[t-0 tsc]") != NULL);
+		CHECK(strstr(o, " 0 tsc\n") != NULL);
 		/* The handler is not in the history. */
 		CHECK(!strstr(strstr(o, "== Thread 51") ? strstr(o, "== Thread 51") : o, "0x10020"));
 	}
+	free(o);
+	o = report(&st, path, "--format json");
+	CHECK(json_valid(o) && strstr(o, "\"tsc\":4096") && strstr(o, "\"first_tsc\":4096"));
+	free(o);
+	o = report(&st, path, "--format trace");
+	CHECK(json_valid(o) && strstr(o, "\"ph\":\"B\""));
 	free(o);
 	free(b.p);
 	free(trace.p);
