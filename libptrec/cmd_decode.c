@@ -19,13 +19,17 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: ptrec decode [--raw FILE[:FROM[-TO]]:VADDR]... [--elf FILE[:BASE]]...\n"
-	        "                    [--self] [--cpu F/M[/S]] [--insn] [--last N] TRACE\n"
+	        "                    [--self] [--cpu F/M[/S]] [--insn] [--last N]\n"
+	        "                    [--mtc-freq N] [--tsc-ratio NUM/DEN] [--nom-freq N] TRACE\n"
 	        "  --raw   map bytes FROM..TO of FILE at VADDR (default: the whole file)\n"
 	        "  --elf   map the executable PT_LOAD segments of FILE (at BASE for PIE/.so)\n"
 	        "  --self  map this process's executable mappings (testing)\n"
 	        "  --cpu   apply the PT errata of that CPU (family/model/stepping)\n"
 	        "  --insn  print every executed instruction, events in [brackets]\n"
 	        "  --last  print only the last N branch events\n"
+	        "  --mtc-freq   IA32_RTIT_CTL.MTCFreq / perf mtc_period, 0..15 (default 3)\n"
+	        "  --tsc-ratio  TSC/crystal clock ratio, CPUID.15H EBX/EAX (default: calibrated)\n"
+	        "  --nom-freq   max non-turbo ratio, perf max_nonturbo_ratio (default: calibrated)\n"
 	        "exit: 0 decoded, 1 decoded with gaps, 2 usage, 3 unreadable input\n");
 }
 
@@ -80,6 +84,65 @@ static void print_insn_event(FILE *out, const struct ptrec_branch *ev,
 	default:
 		break; /* ordinary branches are visible in the instruction stream */
 	}
+}
+
+/* Parses an unsigned number in 0..max; returns 0 or -1. */
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 0);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Parses NUM/DEN (both 1..2^32-1) for --tsc-ratio; returns 0 or -1. */
+static int parse_ratio(const char *s, struct pt_time_config *tc)
+{
+	const char *slash = strchr(s, '/');
+	unsigned long num, den;
+	char buf[32];
+	if (!slash || (size_t)(slash - s) >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = 0;
+	if (parse_uint(buf, UINT32_MAX, &num) || parse_uint(slash + 1, UINT32_MAX, &den) || !num ||
+	    !den)
+		return -1;
+	tc->ctc_num = (uint32_t)num;
+	tc->ctc_den = (uint32_t)den;
+	return 0;
+}
+
+/* Applies one of the clock options (--mtc-freq, --tsc-ratio, --nom-freq) to tc; returns 0 or a
+ * TOOL_EXIT_USAGE after an error message. */
+static int clock_option(const char *opt, const char *val, struct pt_time_config *tc)
+{
+	unsigned long v;
+	if (!strcmp(opt, "--mtc-freq")) {
+		if (parse_uint(val, 15, &v)) {
+			tool_error(NULL, -1, "--mtc-freq %s: expected 0..15", val);
+			return TOOL_EXIT_USAGE;
+		}
+		tc->mtc_freq = (uint8_t)v;
+	} else if (!strcmp(opt, "--tsc-ratio")) {
+		if (parse_ratio(val, tc)) {
+			tool_error(NULL, -1, "--tsc-ratio %s: expected NUM/DEN (CPUID.15H EBX/EAX, "
+			           "both non-zero)", val);
+			return TOOL_EXIT_USAGE;
+		}
+	} else {
+		if (parse_uint(val, 255, &v) || !v) {
+			tool_error(NULL, -1, "--nom-freq %s: expected a ratio 1..255", val);
+			return TOOL_EXIT_USAGE;
+		}
+		tc->nominal_ratio = (uint8_t)v;
+	}
+	return 0;
 }
 
 static int parse_count(const char *s, unsigned long *out)
@@ -155,6 +218,8 @@ static int add_raw(struct pt_img *img, const char *spec)
 int cmd_decode(int argc, char **argv)
 {
 	struct pt_flow_cpu cpu = {0, 0, 0};
+	/* MTCFreq 3 unless told: perf's default mtc_period and what the recorder asks for. */
+	struct pt_time_config clock = {0, 0, 3, 0};
 	int insn_mode = 0;
 	unsigned long last = 0;
 	const char *trace = NULL;
@@ -174,7 +239,8 @@ int cmd_decode(int argc, char **argv)
 			return TOOL_EXIT_OK;
 		}
 		if (!strcmp(a, "--raw") || !strcmp(a, "--elf") || !strcmp(a, "--cpu") ||
-		    !strcmp(a, "--last")) {
+		    !strcmp(a, "--last") || !strcmp(a, "--mtc-freq") || !strcmp(a, "--tsc-ratio") ||
+		    !strcmp(a, "--nom-freq")) {
 			if (i + 1 >= argc) {
 				tool_error(NULL, -1, "%s needs an argument", a);
 				ret = TOOL_EXIT_USAGE;
@@ -196,6 +262,9 @@ int cmd_decode(int argc, char **argv)
 				tool_error(NULL, -1, "--last %s: expected a count 1..16777216", val);
 				ret = TOOL_EXIT_USAGE;
 			}
+		} else if (!strcmp(a, "--mtc-freq") || !strcmp(a, "--tsc-ratio") ||
+		           !strcmp(a, "--nom-freq")) {
+			ret = clock_option(a, val, &clock);
 		} else if (!strcmp(a, "--insn"))
 			insn_mode = 1;
 		else if (!strcmp(a, "--self")) {
@@ -234,7 +303,7 @@ int cmd_decode(int argc, char **argv)
 		pt_img_free(img);
 		return TOOL_EXIT_INPUT;
 	}
-	struct pt_flow_config cfg = {tf.data, tf.size, img, pt_flow_cpu_errata(&cpu), {0, 0, 0, 0}};
+	struct pt_flow_config cfg = {tf.data, tf.size, img, pt_flow_cpu_errata(&cpu), clock};
 	struct pt_flow *f = pt_flow_new(&cfg);
 	if (!f) {
 		tool_error(trace, -1, "out of memory");

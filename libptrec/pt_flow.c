@@ -120,6 +120,7 @@ struct pt_flow {
 	unsigned ret_top;           /* index of the next push */
 	unsigned ret_n;             /* entries held (<= RETSTACK_SIZE) */
 	struct pt_time time;        /* timing */
+	uint64_t ev_tsc;            /* time of the last timed event (see order_time) */
 	uint64_t ptw[PTW_QUEUE];    /* PTWRITE payloads to deliver */
 	unsigned ptw_head, ptw_n;   /* queue head and count */
 	unsigned no_progress;       /* blocks walked since a packet was consumed */
@@ -1378,13 +1379,31 @@ static inline int try_fast(struct pt_flow *f, struct pt_flow_run *run)
 
 static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run);
 
+/* Events come in execution order, so their times must not go back.  A stamp taken at an
+ * earlier packet (a direct branch after an indirect one stamped at the TNT before the TIP,
+ * branches behind a deferred TIP) is raised to the last event's time; a stamp more than
+ * PT_TIME_SLIP behind is a new time (lost trace, a new run) and is kept. */
+static inline void order_time(struct pt_flow *f, struct pt_flow_run *run)
+{
+	if (!(run->ev.flags & PTREC_BRF_HAS_TIME))
+		return;
+	if (run->ev.timestamp < f->ev_tsc && f->ev_tsc - run->ev.timestamp <= PT_TIME_SLIP)
+		run->ev.timestamp = f->ev_tsc;
+	f->ev_tsc = run->ev.timestamp;
+}
+
 int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 {
 	if (f->retire)
 		retire_chunks(f);
-	if (try_fast(f, run))
+	if (try_fast(f, run)) {
+		order_time(f, run);
 		return 1;
-	return next_run_slow(f, run);
+	}
+	int e = next_run_slow(f, run);
+	if (e > 0)
+		order_time(f, run);
+	return e;
 }
 
 int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
@@ -1394,6 +1413,7 @@ int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 		retire_chunks(f);
 	while (n < max) {
 		if (try_fast(f, &runs[n])) {
+			order_time(f, &runs[n]);
 			n++;
 			continue;
 		}
@@ -1402,6 +1422,7 @@ int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 			return n ? (int)n : e;
 		if (e == 0)
 			break;
+		order_time(f, &runs[n]);
 		n++;
 	}
 	return (int)n;

@@ -1,4 +1,5 @@
-/* pt_time.c — TSC, MTC+TMA and CYC into a TSC-domain timestamp. */
+/* pt_time.c — TSC, MTC+TMA, CYC and CBR into a TSC-domain timestamp (see pt_time.h for the
+ * SDM rules followed here). */
 #include "config.h"
 
 #include <string.h>
@@ -7,113 +8,176 @@
 #include "pt_packet.h"
 #include "pt_time.h"
 
+/* Cycles needed before a cycle calibration is trusted (the edges of an interval are off by the
+ * cycles between a CYC and the next TSC/MTC, a few per interval). */
+#define CYC_CAL_MIN 1024u
+
+/* Largest advance (TSC ticks) one packet may cause: a corrupt payload must not wrap time. */
+#define MAX_STEP (1ull << 52)
+
 void pt_time_init(struct pt_time *t, const struct pt_time_config *cfg)
 {
 	memset(t, 0, sizeof(*t));
 	if (cfg)
 		t->cfg = *cfg;
-	if (t->cfg.ctc_den && t->cfg.ctc_num)
-		t->tsc_per_ctc = (double)t->cfg.ctc_num / (double)t->cfg.ctc_den;
+	if (t->cfg.mtc_freq > 15)
+		t->cfg.mtc_freq = 15;
 }
 
 void pt_time_lost(struct pt_time *t)
 {
 	t->have_tsc = 0;
-	t->have_tma = 0;
-	t->cal_valid = 0;
+	t->have_ctc = 0;
+	t->ctc_valid = 0;
 	t->cycle_accurate = 0;
-	t->cyc_since = 0;
+	t->cyc_ref_valid = 0;
+	t->cal_cyc_valid = 0;
 }
 
-/* n ticks times per, saturated (a corrupt trace must not overflow the conversion). */
+/* n ticks times per, saturated at MAX_STEP. */
 static uint64_t scale(uint64_t n, double per)
 {
 	double v = (double)n * per;
 	if (!(v >= 0))
 		return 0;
-	if (v >= 9.0e18)
-		return (uint64_t)9.0e18;
+	if (v >= (double)MAX_STEP)
+		return MAX_STEP;
 	return (uint64_t)v;
 }
 
-/* Moves the CYC base to the current time and, if nothing better is known, calibrates cycles to
- * TSC ticks from the cycles counted since the previous base. */
-static void cyc_rebase(struct pt_time *t)
+static int ctc_ratio_known(const struct pt_time *t)
 {
-	if (t->cyc_since && t->tsc > t->cyc_tsc && !(t->cfg.nominal_ratio && t->cbr))
-		t->tsc_per_cyc = (double)(t->tsc - t->cyc_tsc) / (double)t->cyc_since;
-	t->cyc_since = 0;
-	t->cyc_tsc = t->tsc;
+	return t->cfg.ctc_num && t->cfg.ctc_den;
+}
+
+/* CTC ticks to TSC ticks (0 when the ratio is neither configured nor calibrated). */
+static uint64_t ctc_to_tsc(const struct pt_time *t, uint64_t n)
+{
+	if (ctc_ratio_known(t)) {
+		uint64_t num = t->cfg.ctc_num, den = t->cfg.ctc_den;
+		if (n > MAX_STEP / (num > den ? num : 1))
+			return MAX_STEP;
+		return n / den * num + n % den * num / den;
+	}
+	return scale(n, t->tsc_per_ctc);
+}
+
+/* TSC ticks per core cycle: P1/CBR when both are known, else the calibrated value (0 = none). */
+static double tsc_per_cyc(const struct pt_time *t)
+{
+	if (t->cfg.nominal_ratio && t->cbr)
+		return (double)t->cfg.nominal_ratio / (double)t->cbr;
+	return t->tsc_per_cyc;
+}
+
+/* An exact time v from a TSC (is_tsc) or an MTC packet: the new base for CYC, a cycle
+ * calibration point, and the reported time unless an estimate is already past it. */
+static void exact_time(struct pt_time *t, uint64_t v, int is_tsc)
+{
+	if (t->cal_cyc_valid && t->cal_cyc >= CYC_CAL_MIN && v > t->cal_tsc)
+		t->tsc_per_cyc = (double)(v - t->cal_tsc) / (double)t->cal_cyc;
+	if (!t->cal_cyc_valid || t->cal_cyc >= CYC_CAL_MIN || v < t->cal_tsc) {
+		t->cal_tsc = v;
+		t->cal_cyc = 0;
+		t->cal_cyc_valid = 1;
+	}
+	if (!t->have_tsc || v >= t->tsc || (is_tsc && t->tsc - v > PT_TIME_SLIP))
+		t->tsc = v;
+	/* The last CYC came before this TSC packet (an MTC can follow its CYC by part of a
+	 * crystal tick: its time is the tick's start, so a CYC just before may be later). */
+	if (is_tsc && t->cyc_ref_valid && t->cyc_ref > v) {
+		t->cyc_ref = v;
+		t->cyc_frac = 0;
+	}
+	t->base_tsc = v;
+	t->have_tsc = 1;
 	t->cycle_accurate = 0;
 }
 
-static void on_tsc(struct pt_time *t, uint64_t tsc)
+static void on_tsc(struct pt_time *t, uint64_t v)
 {
-	t->tsc = tsc;
-	t->have_tsc = 1;
-	t->have_tma = 0;
-	cyc_rebase(t);
+	if (!t->have_tsc)
+		t->cyc_ref_valid = 0;
+	exact_time(t, v, 1);
+	t->have_ctc = 0; /* until its TMA */
 }
 
 static void on_tma(struct pt_time *t, uint64_t ctc16, uint64_t fc)
 {
 	if (!t->have_tsc)
 		return;
-	/* Calibrate TSC per CTC from the previous TSC packet if the ratio is not configured. */
-	uint64_t ctc = ctc16 & 0xffff;
-	if (t->have_tma || t->cal_valid) {
-		/* Extend the 16-bit CTC against the running CTC to keep it monotonic. */
-		uint64_t prev = t->ctc;
-		uint64_t ext = (prev & ~0xffffull) | ctc;
-		if (ext < prev)
+	uint64_t ext = ctc16 & 0xffff;
+	if (t->ctc_valid) {
+		/* Extend the 16-bit CTC against the running CTC (it only moves forward). */
+		ext |= t->ctc & ~0xffffull;
+		if (ext < t->ctc)
 			ext += 0x10000;
-		ctc = ext;
 	}
-	if (!(t->cfg.ctc_den && t->cfg.ctc_num) && t->cal_valid && ctc > t->cal_ctc &&
-	    t->tsc > t->cal_tsc)
-		t->tsc_per_ctc = (double)(t->tsc - t->cal_tsc) / (double)(ctc - t->cal_ctc);
-	t->ctc = ctc;
-	t->base_ctc = ctc;
-	/* The TSC packet's value is CTC * ratio + FastCounter: the CTC tick started fc earlier. */
-	t->base_tsc = t->tsc >= fc ? t->tsc - fc : 0;
-	t->have_tma = 1;
-	t->cal_tsc = t->tsc;
-	t->cal_ctc = ctc;
-	t->cal_valid = 1;
+	uint64_t start = t->base_tsc >= fc ? t->base_tsc - fc : 0;
+	if (!ctc_ratio_known(t) && t->ctc_valid && ext > t->ctc_base && start > t->ctc_base_tsc)
+		t->tsc_per_ctc = (double)(start - t->ctc_base_tsc) / (double)(ext - t->ctc_base);
+	t->ctc = ext;
+	t->ctc_base = ext;
+	t->ctc_base_tsc = start;
+	t->have_ctc = 1;
+	t->ctc_from_tma = 1;
+	t->ctc_valid = 1;
 }
 
 static void on_mtc(struct pt_time *t, uint64_t payload)
 {
-	if (!t->have_tma)
+	if (!t->have_ctc)
 		return;
-	unsigned shift = t->cfg.mtc_freq;
-	uint64_t unit = 1ull << shift;
-	uint64_t window = unit << 8;
-	uint64_t ctc = (t->ctc & ~(window - 1)) | ((payload & 0xff) << shift);
-	if (ctc < t->ctc) /* the 8-bit field wrapped */
-		ctc += window;
-	t->ctc = ctc;
-	if (t->tsc_per_ctc > 0) {
-		uint64_t tsc = t->base_tsc + scale(ctc - t->base_ctc, t->tsc_per_ctc);
-		if (tsc > t->tsc)
-			t->tsc = tsc;
-		cyc_rebase(t);
+	unsigned n = t->cfg.mtc_freq;
+	uint8_t p = (uint8_t)payload;
+	uint64_t ctc;
+	if (t->ctc_from_tma) {
+		/* The TMA knows CTC[15:0]: with MTCFreq > 8 only the payload's low 16-MTCFreq bits
+		 * can be compared with it. */
+		uint64_t mask = n > 8 ? (1ull << (16 - n)) - 1 : 0xff;
+		uint64_t units = t->ctc >> n;
+		ctc = (units + ((p - units) & mask)) << n;
+	} else {
+		ctc = t->ctc + ((uint64_t)(uint8_t)(p - t->mtc_last) << n);
 	}
+	t->ctc = ctc;
+	t->mtc_last = p;
+	t->ctc_from_tma = 0;
+	if (!ctc_ratio_known(t) && !(t->tsc_per_ctc > 0))
+		return; /* the CTC is tracked, but cannot be turned into time yet */
+	uint64_t d = ctc > t->ctc_base ? ctc - t->ctc_base : 0;
+	exact_time(t, t->ctc_base_tsc + ctc_to_tsc(t, d), 0);
 }
 
 static void on_cyc(struct pt_time *t, uint64_t cycles)
 {
 	if (!t->have_tsc)
 		return;
-	t->cyc_since += cycles;
-	double per = t->tsc_per_cyc;
-	if (t->cfg.nominal_ratio && t->cbr)
-		per = (double)t->cfg.nominal_ratio / (double)t->cbr;
-	if (per <= 0)
+	if (t->cal_cyc_valid)
+		t->cal_cyc += cycles;
+	double per = tsc_per_cyc(t);
+	if (!(per > 0)) {
+		t->cyc_ref_valid = 0;
 		return;
-	uint64_t tsc = t->cyc_tsc + scale(t->cyc_since, per);
-	if (tsc > t->tsc)
-		t->tsc = tsc;
+	}
+	/* This CYC's time: the previous CYC's plus the cycles, and not before the last TSC/MTC. */
+	uint64_t from = t->cyc_ref_valid ? t->cyc_ref : t->base_tsc;
+	double frac = t->cyc_ref_valid ? t->cyc_frac : 0;
+	double adv = (double)cycles * per + frac;
+	uint64_t whole = scale(1, adv);
+	uint64_t at = from + whole;
+	if (at < from) /* saturate */
+		at = UINT64_MAX;
+	frac = whole < MAX_STEP ? adv - (double)whole : 0;
+	if (at < t->base_tsc) {
+		at = t->base_tsc;
+		frac = 0;
+	}
+	t->cyc_ref = at;
+	t->cyc_frac = frac;
+	t->cyc_ref_valid = 1;
+	if (at > t->tsc)
+		t->tsc = at;
 	t->cycle_accurate = 1;
 }
 

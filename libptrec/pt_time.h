@@ -1,15 +1,23 @@
-/* pt_time.h — Intel PT timing: TSC, MTC+TMA and CYC packets turned into a TSC-domain timestamp.
- * Pure: no I/O, no allocation.
+/* pt_time.h — Intel PT timing: TSC, MTC+TMA, CYC and CBR packets turned into a TSC-domain
+ * timestamp.  Pure: no I/O, no allocation.  Semantics from the SDM ("Tracking Time"):
  *
- * - TSC sets the time (56 bits, as the packet carries them).
- * - TMA gives the CTC (crystal clock) and FastCounter values at the preceding TSC; each MTC then
- *   carries CTC bits [mtc_freq+7:mtc_freq] and advances the time by the CTC delta times the
- *   TSC/crystal ratio: CPUID.15H EBX/EAX when the caller knows it, else the ratio is calibrated
- *   from consecutive TSC packets with MTCs between them (until then MTC does not move time).
- * - CYC counts core cycles since the last timing packet; cycles become TSC ticks with
- *   nominal_ratio / CBR when both are known, else with a ratio calibrated between TSC/MTC
- *   updates (until then CYC does not move time).
- * A timestamp is "cycle accurate" when CYC contributed to it since the last TSC/MTC. */
+ * - TSC carries TSC[55:0] and is exact.  It is the base for what follows.
+ * - TMA follows the TSC: CTC[15:0], the crystal clock (ART) at that TSC, and FastCounter, how far
+ *   (in TSC ticks) the TSC was into that crystal tick.  So CTC tick TMA.CTC began at TSC - FC.
+ * - MTC carries CTC[MTCFreq+7:MTCFreq]; the bits below are 0 at the MTC.  The CTC advance since
+ *   the previous MTC (or the TMA) is the 8-bit payload difference modulo 256 (several MTCs may
+ *   be lost, never 256 in a row); right after a TMA with MTCFreq > 8 only CTC[15:MTCFreq] are
+ *   known from the TMA, so the difference is taken modulo 2^(16-MTCFreq).  An MTC's time is
+ *   TMA-TSC - FC + (CTC at the MTC - TMA.CTC) * CPUID.15H EBX/EAX; without the ratio it is
+ *   calibrated from consecutive TSC+TMA pairs (until then MTC does not move time).
+ * - CYC counts core cycles since the previous CYC packet (not since the last TSC/MTC): the
+ *   first CYC after a TSC or MTC also holds cycles from before it.  A CYC's time is therefore
+ *   the previous CYC's time plus cycles * (max non-turbo ratio / CBR) TSC ticks, never before
+ *   the last TSC/MTC.  Without those ratios cycles are calibrated against TSC/MTC times.
+ * - Reported time never goes back while the time is known: an estimate that ran ahead of a
+ *   later exact value holds still until the exact clock catches up (a TSC more than
+ *   PT_TIME_SLIP ticks behind is taken as it is: a new run, or a lost stretch of trace).
+ * A timestamp is "cycle accurate" when CYC moved it since the last TSC/MTC. */
 #ifndef PTREC_PT_TIME_H
 #define PTREC_PT_TIME_H
 
@@ -19,32 +27,41 @@
  * own struct pt_packet) can include this header without pt_packet.h. */
 struct pt_packet;
 
-/* What the caller knows about the clocks (0 = unknown). */
+/* How far (TSC ticks) a TSC packet may lie behind the current estimate and still be taken as
+ * "the estimate ran ahead" rather than as a new time. */
+#define PT_TIME_SLIP 0x10000u
+
+/* What the caller knows about the clocks (0 = unknown, except mtc_freq: see there). */
 struct pt_time_config {
 	uint32_t ctc_den;       /* CPUID.15H:EAX, TSC/crystal ratio denominator */
 	uint32_t ctc_num;       /* CPUID.15H:EBX, TSC/crystal ratio numerator */
-	uint8_t mtc_freq;       /* IA32_RTIT_CTL.MTCFreq: MTC every 2^mtc_freq CTC ticks */
+	uint8_t mtc_freq;       /* IA32_RTIT_CTL.MTCFreq (perf mtc_period), 0..15, taken as given */
 	uint8_t nominal_ratio;  /* max non-turbo ratio (MSR_PLATFORM_INFO[15:8]): TSC = ratio*100MHz */
 };
 
 /* Timing state. */
 struct pt_time {
 	struct pt_time_config cfg; /* clocks as configured */
-	uint64_t tsc;              /* current time in TSC ticks */
-	int have_tsc;              /* a TSC packet has been seen */
+	uint64_t tsc;              /* reported time in TSC ticks (monotonic while have_tsc) */
+	int have_tsc;              /* a TSC packet has been seen (time is known) */
 	int cycle_accurate;        /* CYC moved the time since the last TSC/MTC */
 	uint32_t cbr;              /* last core:bus ratio (0 = none) */
-	int have_tma;              /* a TMA followed the last TSC */
-	uint64_t ctc;              /* CTC value (extended, monotonic) at the last TMA/MTC */
-	uint64_t base_tsc;         /* TSC at the CTC base (last TMA, corrected by FastCounter) */
-	uint64_t base_ctc;         /* CTC at base_tsc */
-	double tsc_per_ctc;        /* TSC ticks per CTC tick (0 = unknown) */
-	double tsc_per_cyc;        /* TSC ticks per core cycle (0 = unknown) */
-	uint64_t cal_tsc;          /* calibration: TSC at the last TSC packet */
-	uint64_t cal_ctc;          /* calibration: CTC at that TSC packet */
-	int cal_valid;             /* calibration point is valid */
-	uint64_t cyc_since;        /* cycles counted since the last TSC/MTC */
-	uint64_t cyc_tsc;          /* TSC at the last TSC/MTC (CYC base) */
+	uint64_t base_tsc;         /* exact time of the last TSC or MTC */
+	int have_ctc;              /* a TMA related the CTC to the TSC (MTCs usable) */
+	int ctc_from_tma;          /* the last CTC value came from the TMA, not an MTC */
+	uint64_t ctc;              /* CTC (extended past 16 bits) at the last TMA/MTC */
+	uint64_t ctc_base;         /* extended CTC of the last TMA */
+	uint64_t ctc_base_tsc;     /* TSC at which CTC tick ctc_base began (TSC - FastCounter) */
+	int ctc_valid;             /* ctc/ctc_base are a valid extended CTC (for the next TMA) */
+	uint8_t mtc_last;          /* payload of the last MTC (valid unless ctc_from_tma) */
+	double tsc_per_ctc;        /* TSC ticks per CTC tick, calibrated (ratio not configured) */
+	double tsc_per_cyc;        /* TSC ticks per core cycle, calibrated (0 = unknown) */
+	uint64_t cal_tsc;          /* cycle calibration: exact time at its start */
+	uint64_t cal_cyc;          /* cycles counted since cal_tsc */
+	int cal_cyc_valid;         /* cal_tsc is valid */
+	int cyc_ref_valid;         /* the time of the last CYC packet is known */
+	uint64_t cyc_ref;          /* time of the last CYC packet (whole TSC ticks) */
+	double cyc_frac;           /* and the fraction of a tick */
 };
 
 /* Resets t with the given clock knowledge (cfg may be NULL = nothing known). */
