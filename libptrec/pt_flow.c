@@ -31,10 +31,10 @@ enum blk_end {
 /* A basic block: straight-line instructions up to the next branch.  64 bytes. */
 struct blk {
 	uint64_t start;     /* first instruction */
-	uint64_t target;    /* direct branch target (iclass JCC/JMP/CALL) */
-	uint64_t fall;      /* address after the last instruction (BLK_ERROR: the undecodable
-	                       address, with last_len 0); the last instruction is at
-	                       fall - last_len */
+	uint64_t dest[2];   /* [0] fall: the address after the last instruction (BLK_ERROR: the
+	                       undecodable address, with last_len 0; the last instruction is at
+	                       fall - last_len); [1] the direct branch target (iclass
+	                       JCC/JMP/CALL): indexed by a TNT bit */
 	const uint8_t *len; /* instruction lengths (in a pool chunk) */
 	uint16_t ninsn;     /* instructions, including the final branch */
 	uint8_t end;        /* enum blk_end */
@@ -48,7 +48,7 @@ struct blk {
 };
 
 /* Address of the last instruction of a block (BLK_ERROR: the undecodable address). */
-#define BLK_END_IP(b) ((b)->fall - (b)->last_len)
+#define BLK_END_IP(b) ((b)->dest[0] - (b)->last_len)
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -377,10 +377,10 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 			b->end = BLK_BRANCH;
 			b->iclass = insn.iclass;
 			if (insn.flags & X86_INSN_HAS_TARGET)
-				b->target = insn.target;
+				b->dest[1] = insn.target;
 			else if (insn.iclass == X86_IC_JCC || insn.iclass == X86_IC_JMP ||
 			         insn.iclass == X86_IC_CALL)
-				b->target = cur + (uint64_t)len; /* no target reported: treat as next */
+				b->dest[1] = cur + (uint64_t)len; /* no target reported: treat as next */
 			break;
 		}
 		cur += (uint64_t)len;
@@ -388,7 +388,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 	b->ninsn = (uint16_t)n;
 	if (b->end == BLK_ERROR)
 		b->last_len = 0;
-	b->fall = end_ip + b->last_len;
+	b->dest[0] = end_ip + b->last_len;
 	f->chunk_used += n;
 	f->stats.blocks++;
 
@@ -999,7 +999,7 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 			return 1;
 		}
 		if (b->end == BLK_OPEN) {
-			f->ip = b->fall;
+			f->ip = b->dest[0];
 			return 1;
 		}
 
@@ -1011,11 +1011,12 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 			bit = tnt_pop(f);
 			if (bit < 0)
 				goto no_decision;
-			ev_set(run, PTREC_BR_JCC, at, bit ? b->target : next, f->tnt_tflags, f->tnt_tsc);
+			ev_set(run, PTREC_BR_JCC, at, bit ? b->dest[1] : next, f->tnt_tflags,
+			       f->tnt_tsc);
 			run->offset = f->tnt_off;
 			if (bit)
 				run->ev.flags |= PTREC_BRF_TAKEN;
-			f->ip = bit ? b->target : next;
+			f->ip = bit ? b->dest[1] : next;
 			f->no_progress = 0;
 			if (b->succ[bit] < 0) {
 				int32_t s = blk_get(f, f->ip, f->mode);
@@ -1029,7 +1030,7 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 		case X86_IC_JMP:
 		case X86_IC_CALL:
 			if (f->tnt_n == 0 && nx->kind == NX_PGD &&
-			    ((nx->has_ip && nx->ip == b->target) ||
+			    ((nx->has_ip && nx->ip == b->dest[1]) ||
 			     (!nx->has_ip && (f->errata & PT_ERRATUM_SKL014)))) {
 				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
 				       nx->tsc);
@@ -1038,12 +1039,12 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 				f->state = ST_DISABLED;
 				return 1;
 			}
-			ev_set(run, b->iclass == X86_IC_JMP ? PTREC_BR_JMP : PTREC_BR_CALL, at, b->target,
+			ev_set(run, b->iclass == X86_IC_JMP ? PTREC_BR_JMP : PTREC_BR_CALL, at, b->dest[1],
 			       f->tnt_tflags, f->tnt_tsc);
 			run->offset = f->tnt_off;
 			if (b->iclass == X86_IC_CALL)
 				ret_push(f, next);
-			f->ip = b->target;
+			f->ip = b->dest[1];
 			if (b->succ[1] < 0) {
 				int32_t s = blk_get(f, f->ip, f->mode);
 				if (s < 0)
@@ -1264,7 +1265,7 @@ static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
 		if (next < 0)
 			return 0;
 		f->tnt_n--;
-		to = bit ? b->target : b->fall;
+		to = b->dest[bit];
 		kind = PTREC_BR_JCC;
 		flags |= bit ? PTREC_BRF_TAKEN : 0;
 		f->no_progress = 0;
@@ -1281,7 +1282,7 @@ static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
 		if (next < 0)
 			return 0;
 		f->tnt_n--;
-		to = bit ? b->target : b->fall;
+		to = b->dest[bit];
 		kind = PTREC_BR_JCC;
 		flags |= bit ? PTREC_BRF_TAKEN : 0;
 		f->no_progress = 0;
@@ -1292,9 +1293,9 @@ static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
 		next = b->succ[1];
 		if (next < 0 || ++f->no_progress > NO_PROGRESS_LIMIT)
 			return 0;
-		to = b->target;
+		to = b->dest[1];
 		if (b->iclass == X86_IC_CALL) {
-			ret_push(f, b->fall);
+			ret_push(f, b->dest[0]);
 			kind = PTREC_BR_CALL;
 		} else {
 			kind = PTREC_BR_JMP;
@@ -1332,7 +1333,7 @@ static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
 		     : b->iclass == X86_IC_JMP_IND ? PTREC_BR_IND_JMP
 		     : b->iclass == X86_IC_CALL_IND ? PTREC_BR_IND_CALL : PTREC_BR_FAR;
 		if (b->iclass == X86_IC_CALL_IND)
-			ret_push(f, b->fall);
+			ret_push(f, b->dest[0]);
 		flags = nx->tflags;
 		tsc = nx->tsc;
 		off = nx->off;
@@ -1365,12 +1366,35 @@ out:
 	return 1;
 }
 
+/* The common packet when the TNT queue is empty and nothing is looked ahead: a short TNT
+ * (header bit 0 clear, not PAD 0x00 or the extension prefix 0x02, not a BIP inside a BBP block),
+ * queued exactly as lookahead(f, 0) queues it.  Returns 1, or 0 (nothing consumed) for any other
+ * packet or the end of the trace. */
+static inline __attribute__((always_inline)) int short_tnt(struct pt_flow *f)
+{
+	if (f->pos >= f->len)
+		return 0;
+	unsigned b = f->buf[f->pos];
+	if ((b & 1) || b <= 2 || (f->ctx != PT_CTX_NONE && (b & 7) == 4))
+		return 0;
+	unsigned cnt = 30u - (unsigned)__builtin_clz(b); /* bits below the stop bit, 1..6 */
+	f->tnt = (f->tnt << cnt) | ((b >> 1) & ((1u << cnt) - 1));
+	f->tnt_n = cnt;
+	f->ctx = PT_CTX_NONE;
+	f->tnt_off = f->pos;
+	f->pos++;
+	f->no_progress = 0;
+	f->tnt_tflags = (uint8_t)pt_time_now(&f->time, &f->tnt_tsc);
+	return 1;
+}
+
 /* Tries the hot path for the next run (see fast_step). */
-static inline int try_fast(struct pt_flow *f, struct pt_flow_run *run)
+static inline __attribute__((always_inline)) int try_fast(struct pt_flow *f,
+                                                        struct pt_flow_run *run)
 {
 	if (f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
 		return 0;
-	if (!f->tnt_n && f->nx.kind == NX_NONE)
+	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f))
 		lookahead(f, 0);
 	if (f->ptw_n)
 		return 0;
@@ -1412,10 +1436,22 @@ int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 	if (f->retire)
 		retire_chunks(f);
 	while (n < max) {
-		if (try_fast(f, &runs[n])) {
-			order_time(f, &runs[n]);
-			n++;
-			continue;
+		/* The hot loop: the state, the cache and the image cannot change under fast_step. */
+		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
+		    !f->ptw_n) {
+			while (n < max) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f)) {
+					lookahead(f, 0);
+					if (f->ptw_n)
+						break;
+				}
+				if (!fast_step(f, &runs[n]))
+					break;
+				order_time(f, &runs[n]);
+				n++;
+			}
+			if (n == max)
+				break;
 		}
 		int e = next_run_slow(f, &runs[n]);
 		if (e < 0)
