@@ -55,9 +55,8 @@ static uint64_t ctc_to_tsc(const struct pt_time *t, uint64_t n)
 {
 	if (ctc_ratio_known(t)) {
 		uint64_t num = t->cfg.ctc_num, den = t->cfg.ctc_den;
-		if (n > MAX_STEP / (num > den ? num : 1))
-			return MAX_STEP;
-		return n / den * num + n % den * num / den;
+		unsigned __int128 v = (unsigned __int128)n * num / den;
+		return v >= MAX_STEP ? MAX_STEP : (uint64_t)v;
 	}
 	return scale(n, t->tsc_per_ctc);
 }
