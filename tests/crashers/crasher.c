@@ -3,8 +3,13 @@
  * function named after it, called through handle_request() from main(), so a test can check
  * that the report names the crashing function and its callers.
  *
- *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap overflow two_threads
- *                           heap thread_after_init ptrec_assert chain jit own_handler
+ *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap sys overflow
+ *                           two_threads heap thread_after_init ptrec_assert chain jit
+ *                           own_handler
+ *
+ * "sys" installs a seccomp filter that traps getpriority(2) (SECCOMP_RET_TRAP raises SIGSYS)
+ * and then calls it; nothing in libptrec or the ptrec tool calls getpriority, so the report
+ * child, which inherits the filter, is unaffected.
  *
  * "chain" installs its own SIGSEGV handler before ptrec_init; that handler writes
  * "crasher: previous handler ran" to stderr and exits with status 42.
@@ -19,7 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ptrec.h"
@@ -68,6 +79,24 @@ __attribute__((noinline)) static void crash_fpe(void)
 __attribute__((noinline)) static void crash_trap(void)
 {
 	__asm__ volatile("int3");
+}
+
+__attribute__((noinline)) static void crash_sys(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getpriority, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(code) / sizeof(code[0]), code};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+		exit(77); /* seccomp unavailable: the test skips */
+	sink = (int)syscall(__NR_getpriority, 0, 0);
 }
 
 __attribute__((noinline)) static void crash_jit(void)
@@ -163,6 +192,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "fpe")) crash_fpe();
 	else if (!strcmp(c, "abort")) crash_abort();
 	else if (!strcmp(c, "trap")) crash_trap();
+	else if (!strcmp(c, "sys")) crash_sys();
 	else if (!strcmp(c, "chain")) crash_segv_null();
 	else if (!strcmp(c, "jit")) crash_jit();
 	else if (!strcmp(c, "own_handler")) crash_segv_null();
