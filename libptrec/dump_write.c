@@ -213,6 +213,9 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 		h->pt_config1 = t->ring.config1;
 		h->pt_config2 = t->ring.config2;
 		h->mtc_period = t->ring.mtc_period;
+		h->tsc_ratio_n = ptrec_rec.tsc_ratio_n;
+		h->tsc_ratio_d = ptrec_rec.tsc_ratio_d;
+		h->nom_freq = ptrec_rec.nom_freq;
 		h->time_zero = t->ring.time_zero;
 		h->time_shift = t->ring.time_shift;
 		h->time_mult = t->ring.time_mult;

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "cpuid.h"
+#include "pmu_sysfs.h"
 #include "ptrec_config.h"
 #include "recorder_internal.h"
 
@@ -86,6 +87,35 @@ static int config_valid(const struct ptrec_config *cfg)
 	       (!cfg->filter || strlen(cfg->filter) < sizeof(ptrec_rec.filter));
 }
 
+/* Reads, once at init, what a PT decoder needs to turn MTC and CYC into time and what the dump
+ * carries for it: the TSC/crystal ratio (CPUID 15H) and the maximum non-turbo ratio the kernel
+ * exports (caps/max_nonturbo_ratio, printed in decimal).  Zero means unknown; decoders then
+ * calibrate from the trace. */
+static void clock_params_init(enum ptrec_backend backend)
+{
+	struct ptrec_cpuid_raw raw;
+	struct ptrec_cpu_info cpu;
+	static struct ptrec_pmu pmu; /* large; only touched here, under ptrec_rec.lock */
+	const struct ptrec_pmu_cap *cap;
+
+	ptrec_rec.tsc_ratio_n = ptrec_rec.tsc_ratio_d = ptrec_rec.nom_freq = 0;
+	if (backend != PTREC_BACKEND_INTEL_PT)
+		return;
+	ptrec_cpuid_read(&raw);
+	ptrec_cpuid_decode(&raw, &cpu);
+	if (cpu.tsc_leaf_valid && cpu.tsc_ratio_num && cpu.tsc_ratio_den) {
+		ptrec_rec.tsc_ratio_n = cpu.tsc_ratio_num;
+		ptrec_rec.tsc_ratio_d = cpu.tsc_ratio_den;
+	}
+	if (ptrec_pmu_read("", "intel_pt", &pmu) == 0 &&
+	    (cap = ptrec_pmu_cap(&pmu, "max_nonturbo_ratio")) != NULL) {
+		char *end;
+		unsigned long v = strtoul(cap->text, &end, 10);
+		if (end != cap->text && *end == '\0' && v > 0 && v < 256)
+			ptrec_rec.nom_freq = (uint32_t)v;
+	}
+}
+
 PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 {
 	struct ptrec_config defaults;
@@ -128,6 +158,7 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 	}
 	tool_path_init();
 	ptrec_cpu_fms(&ptrec_rec.cpu_family, &ptrec_rec.cpu_model, &ptrec_rec.cpu_stepping);
+	clock_params_init(ptrec_rec.backend);
 	atomic_store(&ptrec_rec.memory_used, 0);
 	atomic_store(&ptrec_rec.threads_attached, 0);
 	atomic_store(&ptrec_rec.threads_untraced, 0);

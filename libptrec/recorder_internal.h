@@ -72,6 +72,8 @@ struct ptrec_recorder {
 	_Atomic unsigned snapshots_written;       /* snapshot dumps written */
 	char tool_path[PTREC_PATH_MAX];           /* absolute path of the ptrec tool */
 	uint32_t cpu_family, cpu_model, cpu_stepping; /* CPUID display values */
+	uint32_t tsc_ratio_n, tsc_ratio_d;        /* CPUID 15H EBX/EAX (TSC / crystal), 0 = unknown */
+	uint32_t nom_freq;                        /* intel_pt caps/max_nonturbo_ratio, 0 = unknown */
 	pthread_mutex_t lock;                     /* init/shutdown/snapshot/status (never taken
 	                                             on the crash path) */
 	char last_report[4096];                   /* path of the last report written */
