@@ -19,6 +19,7 @@ const char *ptrec_dump_record_name(uint32_t type)
 	case PTREC_REC_REGS: return "REGS";
 	case PTREC_REC_THREAD: return "THREAD";
 	case PTREC_REC_MAPS: return "MAPS";
+	case PTREC_REC_STATUS: return "STATUS";
 	case PTREC_REC_BUILDID: return "BUILDID";
 	case PTREC_REC_MEMORY: return "MEMORY";
 	case PTREC_REC_END: return "END";
@@ -142,6 +143,24 @@ static int parse_map_line(char *line, struct ptrec_dump_map *m)
 		p++;
 	m->path = p;
 	return 1;
+}
+
+static int read_status(struct ptrec_dump *d, const uint8_t *payload, uint64_t size,
+                       uint64_t off, struct ptrec_dump_error *err)
+{
+	if (d->status_text) {
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": second STATUS record ignored", off);
+		return 0;
+	}
+	d->status_text = malloc((size_t)size + 1);
+	if (!d->status_text)
+		return fail(err, -PTREC_ENOMEM, off, "out of memory for the STATUS text");
+	memcpy(d->status_text, payload, (size_t)size);
+	d->status_text[size] = 0;
+	if (strlen(d->status_text) != size)
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": STATUS text contains a NUL byte; "
+		           "read up to it", off);
+	return 0;
 }
 
 static int read_maps(struct ptrec_dump *d, const uint8_t *payload, uint64_t size,
@@ -437,6 +456,9 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 		case PTREC_REC_MAPS:
 			rc = read_maps(d, payload, r.size, off, err);
 			break;
+		case PTREC_REC_STATUS:
+			rc = read_status(d, payload, r.size, off, err);
+			break;
 		case PTREC_REC_BUILDID:
 			rc = read_buildid(d, payload, r.size, off, err);
 			break;
@@ -507,6 +529,7 @@ void ptrec_dump_free(struct ptrec_dump *d)
 	free(d->buildids);
 	free(d->maps);
 	free(d->maps_text);
+	free(d->status_text);
 	ptrec_warnings_free(&d->warnings);
 	memset(d, 0, sizeof(*d));
 }

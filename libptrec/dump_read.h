@@ -57,6 +57,8 @@ struct ptrec_dump {
 	size_t nmaps;
 	char *maps_text;                   /* NUL-terminated copy of the MAPS text (paths point
 	                                      into it), or NULL */
+	char *status_text;                 /* NUL-terminated STATUS record text ("key value"
+	                                      lines: configuration and refused backends), or NULL */
 	int complete;                      /* 1 if the END record was reached */
 	uint64_t end_offset;               /* offset where reading stopped */
 	struct ptrec_warnings warnings;    /* truncation and other non-fatal problems */

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "ptrec.h"
 #include "report.h"
@@ -168,6 +169,23 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 	        "}}", p->cpu_family, p->cpu_model, p->cpu_stepping);
 	fprintf(out, ",\"dump\":{\"complete\":%s,\"threads\":%zu}", d->complete ? "true" : "false",
 	        d->nthreads);
+	fputs(",\"recorder\":[", out);
+	if (d->status_text) {
+		int first = 1;
+		for (const char *l = d->status_text; *l;) {
+			size_t n = strcspn(l, "\n");
+			if (n) {
+				char line[1024];
+				snprintf(line, sizeof(line), "%.*s", (int)n, l);
+				if (!first)
+					fputc(',', out);
+				jstr(out, line);
+				first = 0;
+			}
+			l += n + (l[n] == '\n');
+		}
+	}
+	fputc(']', out);
 	fputs(",\"fault\":", out);
 	if (r->fault_pc) {
 		fputs("{\"location\":", out);

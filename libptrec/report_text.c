@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <string.h>
 #include <time.h>
 
 #include "ptrec.h"
@@ -203,6 +204,17 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	        "ring", "bytes", "branches", "state", "time span");
 	for (size_t i = 0; i < r->nthreads; i++)
 		print_ring(&r->threads[i], out);
+
+	if (d->status_text) {
+		/* The recorder's own account: configuration and why refused backends were refused. */
+		fprintf(out, "\n== Recorder\n");
+		for (const char *l = d->status_text; *l;) {
+			size_t n = strcspn(l, "\n");
+			if (n)
+				fprintf(out, "  %.*s\n", (int)n, l);
+			l += n + (l[n] == '\n');
+		}
+	}
 
 	fprintf(out, "\n== Faulting instruction\n");
 	if (r->fault_pc) {

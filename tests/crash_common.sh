@@ -114,6 +114,8 @@ crash_run() {
 		case "$line" in *", report $dump.txt") ;; *) fail "stderr line does not name the report" ;; esac
 		grep -q "$fn" "$dump.txt" || fail "report does not name the crashing function $fn"
 		grep -q "$caller" "$dump.txt" || fail "report does not name the caller $caller"
+		grep -q '^== Recorder$' "$dump.txt" || fail "report has no Recorder section"
+		grep -q '^  backend [a-z_]*$' "$dump.txt" || fail "report does not say which backend recorded"
 	fi
 	echo "PASS: $case"
 }
