@@ -54,21 +54,6 @@ static int bts_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	return 0;
 }
 
-static void bts_close(struct ptrec_ring *ring)
-{
-	ptrec_perf_aux_close(ring);
-}
-
-static int bts_freeze(struct ptrec_ring *ring)
-{
-	return ptrec_perf_aux_freeze(ring);
-}
-
-static int bts_thaw(struct ptrec_ring *ring)
-{
-	return ptrec_perf_aux_thaw(ring);
-}
-
 #define BTS_RECORD_SIZE 24u
 
 static int bts_view(const struct ptrec_ring *ring, struct ptrec_ring_view *view)
@@ -87,8 +72,8 @@ const struct ptrec_backend_ops ptrec_backend_intel_bts = {
 	.id = PTREC_BACKEND_INTEL_BTS,
 	.probe = bts_probe,
 	.open = bts_open,
-	.close = bts_close,
-	.freeze = bts_freeze,
-	.thaw = bts_thaw,
+	.close = ptrec_perf_aux_close,
+	.freeze = ptrec_perf_aux_freeze,
+	.thaw = ptrec_perf_aux_thaw,
 	.view = bts_view,
 };

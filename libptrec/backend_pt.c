@@ -102,21 +102,6 @@ static int pt_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	return 0;
 }
 
-static void pt_close(struct ptrec_ring *ring)
-{
-	ptrec_perf_aux_close(ring);
-}
-
-static int pt_freeze(struct ptrec_ring *ring)
-{
-	return ptrec_perf_aux_freeze(ring);
-}
-
-static int pt_thaw(struct ptrec_ring *ring)
-{
-	return ptrec_perf_aux_thaw(ring);
-}
-
 static int pt_view(const struct ptrec_ring *ring, struct ptrec_ring_view *view)
 {
 	return ptrec_perf_aux_view(ring, view);
@@ -126,8 +111,8 @@ const struct ptrec_backend_ops ptrec_backend_intel_pt = {
 	.id = PTREC_BACKEND_INTEL_PT,
 	.probe = pt_probe,
 	.open = pt_open,
-	.close = pt_close,
-	.freeze = pt_freeze,
-	.thaw = pt_thaw,
+	.close = ptrec_perf_aux_close,
+	.freeze = ptrec_perf_aux_freeze,
+	.thaw = ptrec_perf_aux_thaw,
 	.view = pt_view,
 };
