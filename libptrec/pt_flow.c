@@ -1291,8 +1291,9 @@ static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
 	case X86_IC_JMP:
 	case X86_IC_CALL:
 		next = b->succ[1];
-		if (next < 0 || ++f->no_progress > NO_PROGRESS_LIMIT)
+		if (next < 0 || f->no_progress >= NO_PROGRESS_LIMIT)
 			return 0;
+		f->no_progress++;
 		to = b->dest[1];
 		if (b->iclass == X86_IC_CALL) {
 			ret_push(f, b->dest[0]);
@@ -1388,13 +1389,59 @@ static inline __attribute__((always_inline)) int short_tnt(struct pt_flow *f)
 	return 1;
 }
 
+/* The other common packet there: a TIP with an IP (IPBytes 1, 2, 3, 4 or 6) and at least 8
+ * bytes after its header, made the look-ahead item exactly as lookahead(f, 0) makes it.
+ * Returns 1, or 0 (nothing consumed). */
+static inline __attribute__((always_inline)) int fast_tip(struct pt_flow *f)
+{
+	static const uint8_t size[8] = {0, 3, 5, 7, 7, 0, 9, 0}; /* by IPBytes; 0: not here */
+	if (f->len - f->pos < 9)
+		return 0;
+	const uint8_t *p = f->buf + f->pos;
+	unsigned ipb = p[0] >> 5;
+	if ((p[0] & 0x1f) != 0x0d || !size[ipb])
+		return 0;
+	uint64_t v, last = f->last_ip;
+	memcpy(&v, p + 1, 8);
+	switch (ipb) {
+	case 1: /* IP[15:0], upper bits from the last IP */
+		v = (last & ~UINT64_C(0xffff)) | (v & 0xffff);
+		break;
+	case 2: /* IP[31:0], upper bits from the last IP */
+		v = (last & ~UINT64_C(0xffffffff)) | (v & 0xffffffff);
+		break;
+	case 3: /* IP[47:0], sign-extended from bit 47 */
+		v = (uint64_t)((int64_t)(v << 16) >> 16);
+		break;
+	case 4: /* IP[47:0], upper 16 bits from the last IP */
+		v = (last & UINT64_C(0xffff000000000000)) | (v & UINT64_C(0xffffffffffff));
+		break;
+	default: /* 6: the full IP */
+		break;
+	}
+	memset(&f->nx, 0, sizeof(f->nx));
+	f->last_ip = v;
+	f->ctx = PT_CTX_NONE;
+	f->nx.kind = NX_TIP;
+	f->nx.has_ip = 1;
+	f->nx.ip = v;
+	f->nx.off = f->pos;
+	f->nx.has_mode = f->has_pending_mode;
+	f->nx.new_mode = f->pending_mode;
+	f->has_pending_mode = 0;
+	f->pos += size[ipb];
+	f->no_progress = 0;
+	nx_time(f);
+	return 1;
+}
+
 /* Tries the hot path for the next run (see fast_step). */
 static inline __attribute__((always_inline)) int try_fast(struct pt_flow *f,
                                                         struct pt_flow_run *run)
 {
 	if (f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
 		return 0;
-	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f))
+	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f))
 		lookahead(f, 0);
 	if (f->ptw_n)
 		return 0;
@@ -1416,7 +1463,24 @@ static inline void order_time(struct pt_flow *f, struct pt_flow_run *run)
 	f->ev_tsc = run->ev.timestamp;
 }
 
+static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
+	__attribute__((noinline));
+
+/* The hot path makes no call (no registers to save): a step with a TNT bit queued or the
+ * look-ahead item read; everything else, packet reading included, is in next_run_refill. */
 int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
+{
+	if (!f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 &&
+	    *f->gen_ref == f->image_gen && !f->ptw_n && (f->tnt_n || f->nx.kind != NX_NONE) &&
+	    fast_step(f, run)) {
+		order_time(f, run);
+		return 1;
+	}
+	return next_run_refill(f, run);
+}
+
+/* pt_flow_next_run after its hot path declined (fast_step changes nothing when it does). */
+static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
 {
 	if (f->retire)
 		retire_chunks(f);
@@ -1440,7 +1504,7 @@ int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
 		    !f->ptw_n) {
 			while (n < max) {
-				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f)) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
 					if (f->ptw_n)
 						break;
