@@ -11,6 +11,9 @@
  * Every decoder decodes the same bytes with the same code image in the same run:
  *   ptrec insn     pt_flow_iter_next, one step per instruction (address hashed)
  *   ptrec runs     pt_flow_next_run, every instruction address of each run hashed
+ *   ptrec runs/cnt pt_flow_next_run, instructions counted
+ *   ptrec batch    pt_flow_next_runs (64 runs per call), every instruction address hashed
+ *   ptrec batch/cnt  the same, instructions counted
  *   ptrec last-64  pt_flow_decode_last into a 64-event ring (instructions counted only)
  *   libipt insn    pt_insn_next (address hashed)
  *   libipt block   pt_blk_next (instructions counted; the address hash is computed in a second,
@@ -227,6 +230,37 @@ static struct result ours_count(const uint8_t *buf, size_t len)
 	return r;
 }
 
+/* pt_flow_next_runs in batches of 64 runs: every instruction address hashed, or (hash = 0)
+ * instructions counted. */
+static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
+{
+	struct result r = {0, 0, 0, 0, hash};
+	struct pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	static struct pt_flow_run runs[64];
+	double t0 = now();
+	struct pt_flow *f = pt_flow_new(&cfg);
+	uint64_t h = 0, n = 0;
+	int m;
+	while ((m = pt_flow_next_runs(f, runs, 64)) > 0) {
+		for (int j = 0; j < m; j++) {
+			if (hash) {
+				uint64_t ip = runs[j].ip;
+				for (uint32_t i = 0; i < runs[j].ninsn; i++) {
+					h = mix(h, ip);
+					ip += runs[j].len[i];
+				}
+			}
+			n += runs[j].ninsn;
+		}
+	}
+	r.errors = pt_flow_stats(f)->gaps;
+	pt_flow_free(f);
+	r.secs = now() - t0;
+	r.insns = n;
+	r.hash = h;
+	return r;
+}
+
 static struct result ours_last(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 0};
@@ -362,7 +396,7 @@ static void row(const char *name, const struct result *r, size_t bytes, const st
 {
 	const char *same = !r->hashed ? (r->insns == ref->insns ? "count" : "NO")
 	                 : (r->insns == ref->insns && r->hash == ref->hash) ? "yes" : "NO";
-	printf("%-15s %10.1f %11.1f %12" PRIu64 "  %016" PRIx64 " %6" PRIu64 "  %s\n", name,
+	printf("%-16s %10.1f %11.1f %12" PRIu64 "  %016" PRIx64 " %6" PRIu64 "  %s\n", name,
 	       (double)bytes / 1e6 / r->secs, (double)r->insns / 1e6 / r->secs, r->insns,
 	       r->hashed ? r->hash : 0, r->errors, same);
 }
@@ -467,7 +501,7 @@ int main(int argc, char **argv)
 	printf("trace: %s: %.1f MB = %u x one PSB-started segment of %zu bytes (a real run of "
 	       "tests/progs/workload, ptgen-encoded)\n\n", big, (double)biglen / 1e6, reps, seglen);
 	printf("times are process CPU time (the machine is shared), best of 2-3 passes\n");
-	printf("%-15s %10s %11s %12s  %-16s %6s  %s\n", "decoder", "trace MB/s", "M insn/s",
+	printf("%-16s %10s %11s %12s  %-16s %6s  %s\n", "decoder", "trace MB/s", "M insn/s",
 	       "insns", "address hash", "errors", "same as libipt insn");
 	struct result ii = BEST(ipt_insn(bigbuf, biglen), 2);
 	struct result ib = BEST(ipt_block(bigbuf, biglen, 0), 3);
@@ -478,18 +512,24 @@ int main(int argc, char **argv)
 	struct result orun = BEST(ours_runs(bigbuf, biglen), 3);
 	struct result ocnt = BEST(ours_count(bigbuf, biglen), 3);
 	struct result ol = BEST(ours_last(bigbuf, biglen), 3);
+	struct result obh = BEST(ours_batch(bigbuf, biglen, 1), 3);
+	struct result obc = BEST(ours_batch(bigbuf, biglen, 0), 3);
 	row("libipt insn", &ii, biglen, &ii);
 	row("libipt block", &ib, biglen, &ii);
 	row("ptrec insn", &oi, biglen, &ii);
 	row("ptrec runs", &orun, biglen, &ii);
 	row("ptrec runs/cnt", &ocnt, biglen, &ii);
 	row("ptrec last-64", &ol, biglen, &ii);
+	row("ptrec batch", &obh, biglen, &ii);
+	row("ptrec batch/cnt", &obc, biglen, &ii);
 #define RATE(r) ((double)(r).insns / (r).secs)
 	printf("\nspeed-up in instructions/s (goals: 20x libipt insn, 5x libipt block):\n"
-	       "  every address hashed:  ptrec runs %.1fx, ptrec insn %.1fx libipt insn\n"
-	       "  instructions counted:  ptrec runs %.1fx, ptrec last-64 %.1fx libipt block\n",
-	       RATE(orun) / RATE(ii), RATE(oi) / RATE(ii), RATE(ocnt) / RATE(ib),
-	       RATE(ol) / RATE(ib));
+	       "  every address hashed:  ptrec batch %.1fx, ptrec runs %.1fx, ptrec insn %.1fx "
+	       "libipt insn\n"
+	       "  instructions counted:  ptrec batch %.1fx, ptrec runs %.1fx, ptrec last-64 %.1fx "
+	       "libipt block\n",
+	       RATE(obh) / RATE(ii), RATE(orun) / RATE(ii), RATE(oi) / RATE(ii),
+	       RATE(obc) / RATE(ib), RATE(ocnt) / RATE(ib), RATE(ol) / RATE(ib));
 
 	/* Cold: one segment, fresh decoders (and block caches) every pass. */
 	printf("\ncold: one %zu-byte segment, fresh decoders each pass (best of 5)\n", seglen);
@@ -502,19 +542,27 @@ int main(int argc, char **argv)
 	struct result cor = BEST(ours_runs(segbuf, seglen), 5);
 	struct result coc = BEST(ours_count(segbuf, seglen), 5);
 	struct result col = BEST(ours_last(segbuf, seglen), 5);
+	struct result cbb = BEST(ours_batch(segbuf, seglen, 1), 5);
+	struct result cbc = BEST(ours_batch(segbuf, seglen, 0), 5);
 	row("libipt insn", &ci, seglen, &ci);
 	row("libipt block", &cb, seglen, &ci);
 	row("ptrec insn", &coi, seglen, &ci);
 	row("ptrec runs", &cor, seglen, &ci);
 	row("ptrec runs/cnt", &coc, seglen, &ci);
 	row("ptrec last-64", &col, seglen, &ci);
-	printf("\ncold speed-up: hashed: ptrec runs %.1fx, ptrec insn %.1fx libipt insn; "
-	       "counted: ptrec runs %.1fx, last-64 %.1fx libipt block\n",
-	       RATE(cor) / RATE(ci), RATE(coi) / RATE(ci), RATE(coc) / RATE(cb), RATE(col) / RATE(cb));
+	row("ptrec batch", &cbb, seglen, &ci);
+	row("ptrec batch/cnt", &cbc, seglen, &ci);
+	printf("\ncold speed-up: hashed: ptrec batch %.1fx, ptrec runs %.1fx, ptrec insn %.1fx "
+	       "libipt insn; counted: ptrec batch %.1fx, ptrec runs %.1fx, last-64 %.1fx "
+	       "libipt block\n",
+	       RATE(cbb) / RATE(ci), RATE(cor) / RATE(ci), RATE(coi) / RATE(ci),
+	       RATE(cbc) / RATE(cb), RATE(coc) / RATE(cb), RATE(col) / RATE(cb));
 
 	int same = oi.insns == ii.insns && oi.hash == ii.hash && orun.hash == ii.hash &&
 	           ocnt.insns == ii.insns && ol.insns == ii.insns && coi.hash == ci.hash &&
-	           cor.hash == ci.hash;
+	           cor.hash == ci.hash && obh.insns == ii.insns && obh.hash == ii.hash &&
+	           obc.insns == ii.insns && cbb.insns == ci.insns && cbb.hash == ci.hash &&
+	           cbc.insns == ci.insns;
 	pt_img_free(our_img);
 	pt_image_free(ipt_img);
 	pt_iscache_free(isc);
