@@ -37,18 +37,21 @@ struct blk {
 	                       JCC/JMP/CALL): indexed by a TNT bit */
 	const uint8_t *len; /* instruction lengths (in a pool chunk) */
 	uint16_t ninsn;     /* instructions, including the final branch */
-	uint8_t end;        /* enum blk_end */
-	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
-	uint8_t mode;       /* enum x86_mode decoded in */
-	uint8_t last_len;   /* length of the last instruction */
 	int16_t err;        /* BLK_ERROR: -PTREC_ENOMAP or -PTREC_EFORMAT */
+	uint8_t mode;       /* enum x86_mode decoded in */
+	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
+	uint8_t end;        /* enum blk_end */
+	uint8_t last_len;   /* length of the last instruction */
 	int32_t succ[2];    /* cached block index: [0] fall-through / not taken, [1] taken/target */
 	int32_t succ_ind;   /* cached block index of the last indirect target (check start) */
-	uint32_t pad_[3];   /* to 64 bytes: one cache line per block */
+	uint32_t pad_;      /* zero */
+	uint64_t at;        /* address of the last instruction (BLK_ERROR: the undecodable one) */
 };
 
 /* Address of the last instruction of a block (BLK_ERROR: the undecodable address). */
-#define BLK_END_IP(b) ((b)->dest[0] - (b)->last_len)
+#define BLK_END_IP(b) ((b)->at)
+
+_Static_assert(sizeof(struct blk) == 64, "a block is one cache line");
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -389,6 +392,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 	if (b->end == BLK_ERROR)
 		b->last_len = 0;
 	b->dest[0] = end_ip + b->last_len;
+	b->at = end_ip;
 	f->chunk_used += n;
 	f->stats.blocks++;
 
@@ -1247,8 +1251,9 @@ static int step_other(struct pt_flow *f, struct pt_flow_run *run)
  * general walk: a conditional branch or compressed return with TNT bits queued, a direct
  * jump/call, or an indirect branch whose TIP is the look-ahead item, with the successor block
  * cached.  Either TNT bits are queued or the look-ahead item is a TIP, so no IP-bound event,
- * overflow or disable can bind in this block.  Fills the whole run and returns 1, or returns 0
- * without changing anything when the general walk must handle the step. */
+ * overflow or disable can bind in this block.  Fills the whole run and returns 1 (the caller
+ * counts it in the stats), or returns 0 without changing anything when the general walk must
+ * handle the step. */
 static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
                                                          struct pt_flow_run *run)
 {
@@ -1351,19 +1356,12 @@ out:
 	run->last_iclass = b->iclass;
 	run->aux = 0;
 	run->len = b->len;
-	run->ev.from = BLK_END_IP(b);
-	run->ev.to = to;
-	run->ev.timestamp = (flags & PTREC_BRF_HAS_TIME) ? tsc : 0;
-	run->ev.kind = (uint8_t)kind;
-	run->ev.flags = (uint8_t)flags;
-	run->ev.reason = 0;
-	run->ev.reserved = 0;
+	/* tsc is 0 without PTREC_BRF_HAS_TIME (pt_time_now) */
+	run->ev = (struct ptrec_branch){BLK_END_IP(b), to, tsc, (uint8_t)kind, (uint8_t)flags, 0, 0};
 	run->why = NULL;
 	run->offset = off;
 	f->ip = to;
 	f->cur_blk = next;
-	f->stats.insns += b->ninsn;
-	f->stats.events++;
 	return 1;
 }
 
@@ -1443,9 +1441,11 @@ static inline __attribute__((always_inline)) int try_fast(struct pt_flow *f,
 		return 0;
 	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f))
 		lookahead(f, 0);
-	if (f->ptw_n)
+	if (f->ptw_n || !fast_step(f, run))
 		return 0;
-	return fast_step(f, run);
+	f->stats.insns += run->ninsn;
+	f->stats.events++;
+	return 1;
 }
 
 static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run);
@@ -1473,6 +1473,8 @@ int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 	if (!f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 &&
 	    *f->gen_ref == f->image_gen && !f->ptw_n && (f->tnt_n || f->nx.kind != NX_NONE) &&
 	    fast_step(f, run)) {
+		f->stats.insns += run->ninsn;
+		f->stats.events++;
 		order_time(f, run);
 		return 1;
 	}
@@ -1494,6 +1496,58 @@ static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
 	return e;
 }
 
+/* fast_step for a run of conditional branches with TNT bits queued, the decoder state held in
+ * registers: fills runs[n..) up to max while the current block ends with a JCC whose successor
+ * for the next bit is cached and bits remain.  Every run has the same time stamp, so order_time
+ * is applied once.  Returns the new n (n itself when the first successor is not cached); adds
+ * the instructions to *insns. */
+static inline __attribute__((always_inline)) size_t jcc_burst(struct pt_flow *f,
+                                                            struct pt_flow_run *runs,
+                                                            size_t n, size_t max,
+                                                            uint64_t *insns)
+{
+	const struct blk *blk = f->blk;
+	int32_t cur = f->cur_blk;
+	const struct blk *b = &blk[cur];
+	uint64_t tnt = f->tnt, tsc = f->tnt_tsc, off = f->tnt_off, to = f->ip, sum = 0;
+	unsigned tn = f->tnt_n, flags = f->tnt_tflags;
+	size_t n0 = n;
+	if ((flags & PTREC_BRF_HAS_TIME) && tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
+		tsc = f->ev_tsc; /* order_time */
+	do {
+		unsigned bit = (unsigned)(tnt >> (tn - 1)) & 1;
+		int32_t next = b->succ[bit];
+		if (next < 0)
+			break;
+		tn--;
+		to = b->dest[bit];
+		struct pt_flow_run *run = &runs[n++];
+		run->ip = b->start;
+		run->ninsn = b->ninsn;
+		run->mode = b->mode;
+		run->last_iclass = X86_IC_JCC;
+		run->aux = 0;
+		run->len = b->len;
+		run->ev = (struct ptrec_branch){b->at, to, tsc, PTREC_BR_JCC,
+		                                (uint8_t)(flags | (bit ? PTREC_BRF_TAKEN : 0)), 0, 0};
+		run->why = NULL;
+		run->offset = off;
+		sum += b->ninsn;
+		cur = next;
+		b = &blk[cur];
+	} while (n < max && tn && b->iclass == X86_IC_JCC);
+	if (n != n0) {
+		f->tnt_n = tn;
+		f->cur_blk = cur;
+		f->ip = to;
+		f->no_progress = 0;
+		if (flags & PTREC_BRF_HAS_TIME)
+			f->ev_tsc = tsc;
+		*insns += sum;
+	}
+	return n;
+}
+
 int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 {
 	size_t n = 0;
@@ -1503,17 +1557,29 @@ int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 		/* The hot loop: the state, the cache and the image cannot change under fast_step. */
 		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
 		    !f->ptw_n) {
+			size_t n0 = n;
+			uint64_t insns = 0;
 			while (n < max) {
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
 					if (f->ptw_n)
 						break;
 				}
+				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
+					size_t m = jcc_burst(f, runs, n, max, &insns);
+					if (m == n)
+						break; /* the successor is not cached */
+					n = m;
+					continue;
+				}
 				if (!fast_step(f, &runs[n]))
 					break;
+				insns += runs[n].ninsn;
 				order_time(f, &runs[n]);
 				n++;
 			}
+			f->stats.insns += insns;
+			f->stats.events += n - n0;
 			if (n == max)
 				break;
 		}
