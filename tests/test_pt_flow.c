@@ -811,6 +811,105 @@ static void test_fuzz_smoke(void)
 	CHECK_EQ_U64(runs_ok, 20000);
 }
 
+/* One run as pt_flow_next_run delivered it, with its lengths copied (they are only valid until
+ * the next call). */
+struct run_copy {
+	struct pt_flow_run r; /* the run (len not used) */
+	uint8_t len[64];      /* its first 64 lengths */
+};
+
+/* Returns 1 if a equals b in every field and length. */
+static int same_run(const struct run_copy *a, const struct pt_flow_run *b)
+{
+	const struct pt_flow_run *r = &a->r;
+	unsigned n = r->ninsn < 64 ? r->ninsn : 64;
+	return r->ip == b->ip && r->ninsn == b->ninsn && r->mode == b->mode &&
+	       r->last_iclass == b->last_iclass && r->aux == b->aux && r->ev.from == b->ev.from &&
+	       r->ev.to == b->ev.to && r->ev.timestamp == b->ev.timestamp &&
+	       r->ev.kind == b->ev.kind && r->ev.flags == b->ev.flags &&
+	       r->ev.reason == b->ev.reason && r->aux_payload == b->aux_payload &&
+	       r->offset == b->offset && (r->why == NULL) == (b->why == NULL) &&
+	       (!r->why || !strcmp(r->why, b->why)) && (!n || !memcmp(a->len, b->len, n));
+}
+
+/* The batch form gives exactly the runs of the one-run form, for any batch size, on loops (where
+ * the cached successors make the fast paths run) and on random changes of them. */
+static void test_batch_same(void)
+{
+	struct tb seed;
+	start(&seed, 0x1000);
+	tsc(&seed, 1000);
+	tnt(&seed, "ttn");
+	tip(&seed, 0x1002);
+	tnt(&seed, "ttn");
+	tip(&seed, 0x1002);
+	tnt(&seed, "tn");
+	tip(&seed, 0x8000);
+	tnt_long(&seed, "ttttttttttttttttttttttttttttttttttttttttn");
+	tip(&seed, 0x1000);
+	tsc(&seed, 900);
+	tnt(&seed, "ttn");
+	tip(&seed, 0x8000);
+	tnt(&seed, "ttttt");
+	tnt(&seed, "tttttt");
+	tnt(&seed, "ttn");
+	tip(&seed, 0x2000);
+	tnt(&seed, "tt");
+	tip(&seed, 0x1000);
+	tnt(&seed, "ttn");
+	tip(&seed, 0x8000);
+	tnt(&seed, "tttn");
+	pgd(&seed, 0);
+
+	static struct run_copy want[4096];
+	static struct pt_flow_run got[8];
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	unsigned same = 0, compared = 0, fast = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct tb t = seed;
+		unsigned nmut = iter == 0 ? 0 : 1 + (unsigned)(x % 3);
+		for (unsigned m = 0; m < nmut; m++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			size_t at = (size_t)(x % t.n);
+			if ((x >> 32) & 1)
+				t.b[at] ^= (uint8_t)(1u << ((x >> 40) % 8));
+			else
+				t.b[at] = (uint8_t)(x >> 48);
+		}
+		struct pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
+		struct pt_flow *f = pt_flow_new(&cfg);
+		size_t nwant = 0;
+		while (nwant < 4096 && pt_flow_next_run(f, &want[nwant].r) > 0) {
+			struct run_copy *c = &want[nwant++];
+			memcpy(c->len, c->r.len, c->r.ninsn < 64 ? c->r.ninsn : 64);
+		}
+		pt_flow_free(f);
+		if (nwant == 4096)
+			continue; /* a runaway mutation: not compared */
+
+		f = pt_flow_new(&cfg);
+		size_t bs = 1 + (size_t)iter % 8, ngot = 0;
+		int e, ok = 1;
+		while (ok && (e = pt_flow_next_runs(f, got, bs)) > 0) {
+			for (int k = 0; k < e && ok; k++, ngot++)
+				ok = ngot < nwant && same_run(&want[ngot], &got[k]);
+		}
+		ok = ok && ngot == nwant;
+		compared++;
+		if (!ok)
+			printf("batch of %zu differs from single runs at run %zu (iteration %d)\n", bs,
+			       ngot, iter);
+		same += ok;
+		fast += pt_flow_stats(f)->block_hits > 0;
+		pt_flow_free(f);
+	}
+	CHECK_EQ_U64(same, compared);
+	CHECK(compared > 2900);
+	CHECK(fast > 1000); /* the cached paths did run */
+}
+
 int main(void)
 {
 	image = make_image();
@@ -833,6 +932,7 @@ int main(void)
 	test_last_n();
 	test_cpu();
 	test_fuzz_smoke();
+	test_batch_same();
 	pt_img_free(image);
 	return check_done();
 }
