@@ -140,6 +140,10 @@ struct pt_flow {
 	uint64_t image_gen;         /* image generation the cache was built for */
 	const uint64_t *gen_ref;    /* the image's live generation number */
 	int32_t cur_blk;            /* block of the current ip if known (-1) */
+	uint8_t hot;                /* pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
+	                               known, no PTW queued, no chunks to retire (set only when
+	                               next_run_refill returns, cleared by pt_flow_next_runs; read only
+	                               by pt_flow_next_run) */
 	/* instruction iterator */
 	struct pt_flow_run it_run;  /* current run */
 	uint32_t it_i;              /* next instruction index in it_run */
@@ -1470,9 +1474,8 @@ static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
  * look-ahead item read; everything else, packet reading included, is in next_run_refill. */
 int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 {
-	if (!f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 &&
-	    *f->gen_ref == f->image_gen && !f->ptw_n && (f->tnt_n || f->nx.kind != NX_NONE) &&
-	    fast_step(f, run)) {
+	if (f->hot && *f->gen_ref == f->image_gen && (f->tnt_n || f->nx.kind != NX_NONE) &&
+	    fast_step(f, run)) { /* keeps everything f->hot stands for */
 		f->stats.insns += run->ninsn;
 		f->stats.events++;
 		order_time(f, run);
@@ -1484,15 +1487,15 @@ int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 /* pt_flow_next_run after its hot path declined (fast_step changes nothing when it does). */
 static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
 {
+	int e = 1;
+	f->hot = 0; /* the slow path may call pt_flow_next_run again */
 	if (f->retire)
 		retire_chunks(f);
-	if (try_fast(f, run)) {
-		order_time(f, run);
-		return 1;
-	}
-	int e = next_run_slow(f, run);
+	if (!try_fast(f, run))
+		e = next_run_slow(f, run);
 	if (e > 0)
 		order_time(f, run);
+	f->hot = !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->ptw_n;
 	return e;
 }
 
@@ -1548,7 +1551,17 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct pt_flow *f,
 	return n;
 }
 
+static int next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max);
+
 int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
+{
+	f->hot = 0; /* this changes the state behind pt_flow_next_run's back */
+	int e = next_runs(f, runs, max);
+	f->hot = 0;
+	return e;
+}
+
+static int next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 {
 	size_t n = 0;
 	if (f->retire)
@@ -1614,7 +1627,7 @@ static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run)
 			if (r < 0)
 				return r;
 			if (r == 2)
-				return pt_flow_next_run(f, run); /* one PTW item: no recursion beyond */
+				return next_run_refill(f, run); /* one PTW item: no recursion beyond */
 			if (r == 0 && run->ninsn == 0 && run->ev.kind == PTREC_BR_NONE)
 				return 0;
 			r = 1;
