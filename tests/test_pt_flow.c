@@ -818,7 +818,7 @@ struct run_copy {
 	uint8_t len[64];      /* its first 64 lengths */
 };
 
-/* Returns 1 if a equals b in every field and length. */
+/* Returns 1 if a equals b in every field that has a meaning, and every length. */
 static int same_run(const struct run_copy *a, const struct pt_flow_run *b)
 {
 	const struct pt_flow_run *r = &a->r;
@@ -827,13 +827,15 @@ static int same_run(const struct run_copy *a, const struct pt_flow_run *b)
 	       r->last_iclass == b->last_iclass && r->aux == b->aux && r->ev.from == b->ev.from &&
 	       r->ev.to == b->ev.to && r->ev.timestamp == b->ev.timestamp &&
 	       r->ev.kind == b->ev.kind && r->ev.flags == b->ev.flags &&
-	       r->ev.reason == b->ev.reason && r->aux_payload == b->aux_payload &&
+	       r->ev.reason == b->ev.reason &&
+	       (!r->aux || r->aux_payload == b->aux_payload) &&
 	       r->offset == b->offset && (r->why == NULL) == (b->why == NULL) &&
 	       (!r->why || !strcmp(r->why, b->why)) && (!n || !memcmp(a->len, b->len, n));
 }
 
-/* The batch form gives exactly the runs of the one-run form, for any batch size, on loops (where
- * the cached successors make the fast paths run) and on random changes of them. */
+/* The batch form gives exactly the runs of the one-run form, for any batch size and when calls
+ * of both forms alternate, on loops (where the cached successors make the fast paths run), with
+ * PTWRITEs, and on random changes of the loops. */
 static void test_batch_same(void)
 {
 	struct tb seed;
@@ -857,17 +859,30 @@ static void test_batch_same(void)
 	tnt(&seed, "tt");
 	tip(&seed, 0x1000);
 	tnt(&seed, "ttn");
+	/* seed_ptw goes on with PTWRITEs (a queued PTW item takes the slow path) */
+	struct tb seed_ptw = seed;
 	tip(&seed, 0x8000);
 	tnt(&seed, "tttn");
 	pgd(&seed, 0);
+	tip(&seed_ptw, 0x9000);
+	ptw4(&seed_ptw, 0x1234, 0);
+	tip(&seed_ptw, 0x8000);
+	tnt(&seed_ptw, "tttn");
+	tip(&seed_ptw, 0x1000);
+	tnt(&seed_ptw, "ttn");
+	tip(&seed_ptw, 0x9000);
+	ptw4(&seed_ptw, 0x5678, 0);
+	tip(&seed_ptw, 0x1000);
+	tnt(&seed_ptw, "ttn");
+	pgd(&seed_ptw, 0);
 
 	static struct run_copy want[4096];
 	static struct pt_flow_run got[8];
 	uint64_t x = 0x2545f4914f6cdd1dull;
 	unsigned same = 0, compared = 0, fast = 0;
 	for (int iter = 0; iter < 3000; iter++) {
-		struct tb t = seed;
-		unsigned nmut = iter == 0 ? 0 : 1 + (unsigned)(x % 3);
+		struct tb t = iter < 16 ? seed_ptw : seed; /* seed_ptw unchanged, every batch size */
+		unsigned nmut = iter < 16 ? 0 : 1 + (unsigned)(x % 3);
 		for (unsigned m = 0; m < nmut; m++) {
 			x ^= x << 13;
 			x ^= x >> 7;
@@ -901,9 +916,25 @@ static void test_batch_same(void)
 		if (!ok)
 			printf("batch of %zu differs from single runs at run %zu (iteration %d)\n", bs,
 			       ngot, iter);
-		same += ok;
 		fast += pt_flow_stats(f)->block_hits > 0;
 		pt_flow_free(f);
+
+		/* Both forms on one decoder, alternating, give the same runs too. */
+		f = pt_flow_new(&cfg);
+		ngot = 0;
+		for (int k = 0; ok; k++) {
+			e = (k & 1) ? pt_flow_next_runs(f, got, bs) : pt_flow_next_run(f, got);
+			if (e <= 0)
+				break;
+			for (int j = 0; j < e && ok; j++, ngot++)
+				ok = ngot < nwant && same_run(&want[ngot], &got[j]);
+		}
+		ok = ok && ngot == nwant;
+		if (!ok)
+			printf("alternating calls differ from single runs at run %zu (iteration %d)\n",
+			       ngot, iter);
+		pt_flow_free(f);
+		same += ok;
 	}
 	CHECK_EQ_U64(same, compared);
 	CHECK(compared > 2900);
