@@ -898,7 +898,8 @@ static void test_batch_same(void)
 		size_t nwant = 0;
 		while (nwant < 4096 && pt_flow_next_run(f, &want[nwant].r) > 0) {
 			struct run_copy *c = &want[nwant++];
-			memcpy(c->len, c->r.len, c->r.ninsn < 64 ? c->r.ninsn : 64);
+			if (c->r.ninsn) /* len may be NULL then */
+				memcpy(c->len, c->r.len, c->r.ninsn < 64 ? c->r.ninsn : 64);
 		}
 		pt_flow_free(f);
 		if (nwant == 4096)
