@@ -1701,9 +1701,7 @@ int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
 	struct pt_flow_run run;
 	int ret = 0;
 	for (unsigned long n = 1;; n++) {
-		if (f->retire)
-			retire_chunks(f);
-		int e = try_fast(f, &run) ? 1 : next_run_slow(f, &run);
+		int e = pt_flow_next_run(f, &run); /* the same runs, times ordered the same way */
 		if (e <= 0) {
 			ret = e;
 			break;

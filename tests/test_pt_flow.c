@@ -778,7 +778,7 @@ static void test_fuzz_smoke(void)
 	tip(&seeds[3], 0x8000);
 
 	uint64_t x = 0x9e3779b97f4a7c15ull;
-	unsigned runs_ok = 0;
+	unsigned runs_ok = 0, last_checked = 0, last_same = 0;
 	for (int iter = 0; iter < 20000; iter++) {
 		struct tb t = seeds[iter % 4];
 		x ^= x << 13;
@@ -800,15 +800,43 @@ static void test_fuzz_smoke(void)
 		struct pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
 		struct pt_flow *f = pt_flow_new(&cfg);
 		struct pt_flow_run run;
-		unsigned long nrun = 0;
+		struct ptrec_branch newest[8]; /* the last 8 events, as a ring indexed by count */
+		unsigned long nrun = 0, nev = 0;
 		int e;
-		while ((e = pt_flow_next_run(f, &run)) > 0 && nrun < 5000000)
+		while ((e = pt_flow_next_run(f, &run)) > 0 && nrun < 5000000) {
 			nrun++;
+			if (run.ev.kind != PTREC_BR_NONE)
+				newest[nev++ % 8] = run.ev;
+		}
 		if (e == 0 && nrun < 5000000)
 			runs_ok++;
 		pt_flow_free(f);
+
+		/* The crash report's entry point keeps exactly the newest of those events, times
+		 * included. */
+		if (iter % 16 == 0 && e == 0) {
+			struct ptrec_branch slots[8];
+			struct pt_flow_last_opts o;
+			struct branch_ring ring;
+			memset(&o, 0, sizeof(o));
+			o.errata = cfg.errata;
+			branch_ring_init(&ring, slots, 8);
+			pt_flow_decode_last(t.b, t.n, image, &o, &ring, NULL);
+			size_t keep = nev < 8 ? nev : 8, same = ring.pushed == nev &&
+			                                       branch_ring_count(&ring) == keep;
+			for (size_t k = 0; same && k < keep; k++) {
+				const struct ptrec_branch *a = branch_ring_newest(&ring, k);
+				const struct ptrec_branch *b = &newest[(nev - 1 - k) % 8];
+				same = a->from == b->from && a->to == b->to && a->kind == b->kind &&
+				       a->flags == b->flags && a->timestamp == b->timestamp;
+			}
+			last_same += same;
+			last_checked++;
+		}
 	}
 	CHECK_EQ_U64(runs_ok, 20000);
+	CHECK(last_checked > 1000);
+	CHECK_EQ_U64(last_same, last_checked);
 }
 
 /* One run as pt_flow_next_run delivered it, with its lengths copied (they are only valid until
