@@ -1283,20 +1283,8 @@ static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
 	if (b->end != BLK_BRANCH || (!f->tnt_n && !tip))
 		return 0;
 	switch (b->iclass) {
-	case X86_IC_JCC: {
-		if (!f->tnt_n)
-			return 0;
-		unsigned bit = (unsigned)(f->tnt >> (f->tnt_n - 1)) & 1;
-		next = b->succ[bit];
-		if (next < 0)
-			return 0;
-		f->tnt_n--;
-		to = b->dest[bit];
-		kind = PTREC_BR_JCC;
-		flags |= bit ? PTREC_BRF_TAKEN : 0;
-		f->no_progress = 0;
-		break;
-	}
+	case X86_IC_JCC: /* with a TNT bit queued it was taken above */
+		return 0;
 	case X86_IC_JMP:
 	case X86_IC_CALL:
 		next = b->succ[1];
