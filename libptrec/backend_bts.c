@@ -38,20 +38,11 @@ static int bts_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	const struct ptrec_perf_facts *f = ptrec_perf_facts();
 	size_t size = cfg && ptrec_ring_size_valid(cfg->ring_size) ? cfg->ring_size
 	                                                           : PTREC_RING_DEFAULT;
-	struct ptrec_ring ring;
 
 	int rc = ptrec_bts_verdict(&f->cpu, &f->bts, &f->sys, reason, len);
 	if (rc)
 		return rc;
-	rc = bts_open(&ring, size, cfg, reason, len);
-	if (rc == -PTREC_ENOMEM && size > PTREC_RING_MIN)
-		rc = bts_open(&ring, PTREC_RING_MIN, cfg, reason, len);
-	if (rc)
-		return rc;
-	ptrec_perf_aux_close(&ring);
-	if (len)
-		reason[0] = '\0';
-	return 0;
+	return ptrec_perf_aux_probe(bts_open, size, cfg, reason, len);
 }
 
 #define BTS_RECORD_SIZE 24u

@@ -82,7 +82,6 @@ static int pt_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	size_t size = cfg && ptrec_ring_size_valid(cfg->ring_size) ? cfg->ring_size
 	                                                           : PTREC_RING_DEFAULT;
 	struct ptrec_pt_config pc;
-	struct ptrec_ring ring;
 
 	int rc = ptrec_pt_verdict(&f->cpu, &f->pt, &f->sys, reason, len);
 	if (rc)
@@ -90,16 +89,7 @@ static int pt_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	rc = pt_config(size, &pc, reason, len);
 	if (rc)
 		return rc;
-	/* The kernel has the last word: open a ring as the recorder will, then close it. */
-	rc = pt_open(&ring, size, cfg, reason, len);
-	if (rc == -PTREC_ENOMEM && size > PTREC_RING_MIN)
-		rc = pt_open(&ring, PTREC_RING_MIN, cfg, reason, len);
-	if (rc)
-		return rc;
-	ptrec_perf_aux_close(&ring);
-	if (len)
-		reason[0] = '\0';
-	return 0;
+	return ptrec_perf_aux_probe(pt_open, size, cfg, reason, len);
 }
 
 static int pt_view(const struct ptrec_ring *ring, struct ptrec_ring_view *view)

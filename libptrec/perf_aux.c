@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "perf_aux.h"
+#include "ptrec_config.h"
 #include "ptrec.h"
 
 static struct ptrec_perf_facts facts;
@@ -270,5 +271,20 @@ int ptrec_perf_aux_view(const struct ptrec_ring *ring, struct ptrec_ring_view *v
 	if (!ring->data || !ring->frozen)
 		return -PTREC_ESTATE;
 	ptrec_ring_view_make(ring->data, ring->size, ring->head, view);
+	return 0;
+}
+
+int ptrec_perf_aux_probe(ptrec_perf_aux_open_fn open_ring, size_t size,
+                         const struct ptrec_config *cfg, char *reason, size_t len)
+{
+	struct ptrec_ring ring;
+	int rc = open_ring(&ring, size, cfg, reason, len);
+	if (rc == -PTREC_ENOMEM && size > PTREC_RING_MIN)
+		rc = open_ring(&ring, PTREC_RING_MIN, cfg, reason, len);
+	if (rc)
+		return rc;
+	ptrec_perf_aux_close(&ring);
+	if (len)
+		reason[0] = '\0';
 	return 0;
 }

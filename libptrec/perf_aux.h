@@ -52,6 +52,16 @@ int ptrec_perf_aux_open(struct ptrec_ring *ring, size_t size,
 /* Releases what ptrec_perf_aux_open took; the ring is reset (fd -1, pointers NULL). */
 void ptrec_perf_aux_close(struct ptrec_ring *ring);
 
+/* A backend's open(), as in struct ptrec_backend_ops. */
+typedef int (*ptrec_perf_aux_open_fn)(struct ptrec_ring *ring, size_t size,
+                                      const struct ptrec_config *cfg, char *reason, size_t len);
+
+/* The last word of a probe is the kernel's: opens a ring of `size` bytes with open_ring as the
+ * recorder will (once more at PTREC_RING_MIN if the first attempt says -PTREC_ENOMEM), then
+ * closes it.  Returns 0 with reason cleared, or open_ring's error with its reason. */
+int ptrec_perf_aux_probe(ptrec_perf_aux_open_fn open_ring, size_t size,
+                         const struct ptrec_config *cfg, char *reason, size_t len);
+
 /* ASYNC-SIGNAL-SAFE.  Disables the event and stores aux_head in ring->head.  Returns 0, or
  * -PTREC_ESTATE if the ring is not open, -PTREC_EIO if the ioctl failed (head is still read). */
 int ptrec_perf_aux_freeze(struct ptrec_ring *ring);
