@@ -9,12 +9,12 @@
  * segments (`ptgen encode --repeat`) until it is at least N MB (default 16).
  *
  * Every decoder decodes the same bytes with the same code image in the same run:
- *   ptrec insn     pt_flow_iter_next, one step per instruction (address hashed)
- *   ptrec runs     pt_flow_next_run, every instruction address of each run hashed
- *   ptrec runs/cnt pt_flow_next_run, instructions counted
- *   ptrec batch    pt_flow_next_runs (64 runs per call), every instruction address hashed
+ *   ptrec insn     ptrec_pt_flow_iter_next, one step per instruction (address hashed)
+ *   ptrec runs     ptrec_pt_flow_next_run, every instruction address of each run hashed
+ *   ptrec runs/cnt ptrec_pt_flow_next_run, instructions counted
+ *   ptrec batch    ptrec_pt_flow_next_runs (64 runs per call), every instruction address hashed
  *   ptrec batch/cnt  the same, instructions counted
- *   ptrec last-64  pt_flow_decode_last into a 64-event ring (instructions counted only)
+ *   ptrec last-64  ptrec_pt_flow_decode_last into a 64-event ring (instructions counted only)
  *   libipt insn    pt_insn_next (address hashed)
  *   libipt block   pt_blk_next (instructions counted; the address hash is computed in a second,
  *                  untimed pass that expands each block with libptrec's length decoder)
@@ -144,10 +144,10 @@ static int ipt_load(struct pt_image *img, struct pt_image_section_cache *isc)
 	return 0;
 }
 
-static int our_load(struct pt_img *img)
+static int our_load(struct ptrec_pt_img *img)
 {
 	for (int i = 0; i < nobj; i++)
-		if (elf_load_image(img, objs[i].path, objs[i].has_base, objs[i].base, NULL) < 0)
+		if (ptrec_elf_load_image(img, objs[i].path, objs[i].has_base, objs[i].base, NULL) < 0)
 			return -1;
 	return 0;
 }
@@ -161,28 +161,28 @@ struct result {
 	int hashed;      /* hash is valid */
 };
 
-static struct pt_img *our_img;
+static struct ptrec_pt_img *our_img;
 
 static struct result ours_insn(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 1};
-	struct pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
-	static struct pt_flow_iter it;
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	static struct ptrec_pt_flow_iter it;
 	double t0 = now();
-	struct pt_flow *f = pt_flow_new(&cfg);
-	struct pt_flow_insn insn;
-	const struct pt_flow_run *run;
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_insn insn;
+	const struct ptrec_pt_flow_run *run;
 	int e;
 	uint64_t h = 0, n = 0;
-	pt_flow_iter_init(&it, f);
-	while ((e = pt_flow_iter_next(&it, &insn, &run)) > 0) {
+	ptrec_pt_flow_iter_init(&it, f);
+	while ((e = ptrec_pt_flow_iter_next(&it, &insn, &run)) > 0) {
 		if (e == PT_FLOW_INSN) {
 			h = mix(h, insn.ip);
 			n++;
 		}
 	}
-	r.errors = pt_flow_stats(f)->gaps;
-	pt_flow_free(f);
+	r.errors = ptrec_pt_flow_stats(f)->gaps;
+	ptrec_pt_flow_free(f);
 	r.secs = now() - t0;
 	r.insns = n;
 	r.hash = h;
@@ -192,12 +192,12 @@ static struct result ours_insn(const uint8_t *buf, size_t len)
 static struct result ours_runs(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 1};
-	struct pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
 	double t0 = now();
-	struct pt_flow *f = pt_flow_new(&cfg);
-	struct pt_flow_run run;
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_run run;
 	uint64_t h = 0, n = 0;
-	while (pt_flow_next_run(f, &run) > 0) {
+	while (ptrec_pt_flow_next_run(f, &run) > 0) {
 		uint64_t ip = run.ip;
 		for (uint32_t i = 0; i < run.ninsn; i++) {
 			h = mix(h, ip);
@@ -205,8 +205,8 @@ static struct result ours_runs(const uint8_t *buf, size_t len)
 		}
 		n += run.ninsn;
 	}
-	r.errors = pt_flow_stats(f)->gaps;
-	pt_flow_free(f);
+	r.errors = ptrec_pt_flow_stats(f)->gaps;
+	ptrec_pt_flow_free(f);
 	r.secs = now() - t0;
 	r.insns = n;
 	r.hash = h;
@@ -216,32 +216,32 @@ static struct result ours_runs(const uint8_t *buf, size_t len)
 static struct result ours_count(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 0};
-	struct pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
 	double t0 = now();
-	struct pt_flow *f = pt_flow_new(&cfg);
-	struct pt_flow_run run;
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_run run;
 	uint64_t n = 0;
-	while (pt_flow_next_run(f, &run) > 0)
+	while (ptrec_pt_flow_next_run(f, &run) > 0)
 		n += run.ninsn;
-	r.errors = pt_flow_stats(f)->gaps;
-	pt_flow_free(f);
+	r.errors = ptrec_pt_flow_stats(f)->gaps;
+	ptrec_pt_flow_free(f);
 	r.secs = now() - t0;
 	r.insns = n;
 	return r;
 }
 
-/* pt_flow_next_runs in batches of 64 runs: every instruction address hashed, or (hash = 0)
+/* ptrec_pt_flow_next_runs in batches of 64 runs: every instruction address hashed, or (hash = 0)
  * instructions counted. */
 static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
 {
 	struct result r = {0, 0, 0, 0, hash};
-	struct pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
-	static struct pt_flow_run runs[64];
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	static struct ptrec_pt_flow_run runs[64];
 	double t0 = now();
-	struct pt_flow *f = pt_flow_new(&cfg);
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	uint64_t h = 0, n = 0;
 	int m;
-	while ((m = pt_flow_next_runs(f, runs, 64)) > 0) {
+	while ((m = ptrec_pt_flow_next_runs(f, runs, 64)) > 0) {
 		for (int j = 0; j < m; j++) {
 			if (hash) {
 				uint64_t ip = runs[j].ip;
@@ -253,8 +253,8 @@ static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
 			n += runs[j].ninsn;
 		}
 	}
-	r.errors = pt_flow_stats(f)->gaps;
-	pt_flow_free(f);
+	r.errors = ptrec_pt_flow_stats(f)->gaps;
+	ptrec_pt_flow_free(f);
 	r.secs = now() - t0;
 	r.insns = n;
 	r.hash = h;
@@ -266,10 +266,10 @@ static struct result ours_last(const uint8_t *buf, size_t len)
 	struct result r = {0, 0, 0, 0, 0};
 	struct ptrec_branch slots[64];
 	struct branch_ring ring;
-	struct pt_flow_stats st;
-	branch_ring_init(&ring, slots, 64);
+	struct ptrec_pt_flow_stats st;
+	ptrec_branch_ring_init(&ring, slots, 64);
 	double t0 = now();
-	int e = pt_flow_decode_last(buf, len, our_img, NULL, &ring, &st);
+	int e = ptrec_pt_flow_decode_last(buf, len, our_img, NULL, &ring, &st);
 	r.secs = now() - t0;
 	r.insns = st.insns;
 	r.errors = e > 0 ? (uint64_t)e : 0;
@@ -331,13 +331,13 @@ static struct result ipt_insn(const uint8_t *buf, size_t len)
 static uint64_t expand_block(uint64_t h, const struct pt_block *b)
 {
 	uint64_t ip = b->ip;
-	enum x86_mode mode = b->mode == ptem_32bit ? X86_MODE_32
+	enum ptrec_x86_mode mode = b->mode == ptem_32bit ? X86_MODE_32
 	                   : b->mode == ptem_16bit ? X86_MODE_16 : X86_MODE_64;
 	for (unsigned i = 0; i < b->ninsn; i++) {
 		uint8_t bytes[15];
-		struct x86_insn insn;
-		size_t got = pt_img_read(our_img, ip, bytes, sizeof(bytes));
-		int l = x86_ild_decode(bytes, got, ip, mode, &insn);
+		struct ptrec_x86_insn insn;
+		size_t got = ptrec_pt_img_read(our_img, ip, bytes, sizeof(bytes));
+		int l = ptrec_x86_ild_decode(bytes, got, ip, mode, &insn);
 		h = mix(h, ip);
 		if (l <= 0)
 			return h ^ 0xdead; /* cannot expand: the hash will differ */
@@ -490,7 +490,7 @@ int main(int argc, char **argv)
 	if (!bigbuf)
 		return 1;
 
-	our_img = pt_img_new();
+	our_img = ptrec_pt_img_new();
 	isc = pt_iscache_alloc(NULL);
 	ipt_img = pt_image_alloc(NULL);
 	if (our_load(our_img) || ipt_load(ipt_img, isc)) {
@@ -563,7 +563,7 @@ int main(int argc, char **argv)
 	           cor.hash == ci.hash && obh.insns == ii.insns && obh.hash == ii.hash &&
 	           obc.insns == ii.insns && cbb.insns == ci.insns && cbb.hash == ci.hash &&
 	           cbc.insns == ci.insns;
-	pt_img_free(our_img);
+	ptrec_pt_img_free(our_img);
 	pt_image_free(ipt_img);
 	pt_iscache_free(isc);
 	free(segbuf);

@@ -1,4 +1,4 @@
-/* bench_ild.c — speed of x86_ild_decode() on real code: a linear sweep over the .text section
+/* bench_ild.c — speed of ptrec_x86_ild_decode() on real code: a linear sweep over the .text section
  * of an x86-64 ELF file (default libc.so.6, or argv[1]), decoded as 64-bit, 32-bit and 16-bit
  * code, with the whole section as the buffer and with the 15-byte window a block decoder passes.
  * Prints one table row per configuration: instructions, M instructions/s, MB/s (per second of
@@ -71,17 +71,17 @@ static double now(void)
 }
 
 /* One linear sweep; window = 0 passes the rest of the section, else at most window bytes. */
-static uint64_t sweep(const uint8_t *text, size_t size, enum x86_mode mode, size_t window,
+static uint64_t sweep(const uint8_t *text, size_t size, enum ptrec_x86_mode mode, size_t window,
                       uint64_t *branches)
 {
 	uint64_t n = 0;
 	size_t pos = 0;
 	while (pos < size) {
-		struct x86_insn insn;
+		struct ptrec_x86_insn insn;
 		size_t avail = size - pos;
 		if (window && avail > window)
 			avail = window;
-		int r = x86_ild_decode(text + pos, avail, 0x400000 + pos, mode, &insn);
+		int r = ptrec_x86_ild_decode(text + pos, avail, 0x400000 + pos, mode, &insn);
 		if (r <= 0) {
 			pos++;
 			continue;
@@ -102,11 +102,11 @@ int main(int argc, char **argv)
 		printf("bench_ild: cannot read the .text of %s; skipped\n", path);
 		return 0;
 	}
-	printf("x86_ild_decode, linear sweep of %s .text (%zu bytes)\n", path, size);
+	printf("ptrec_x86_ild_decode, linear sweep of %s .text (%zu bytes)\n", path, size);
 	printf("%-8s %-8s %12s %10s %12s %10s\n", "mode", "buffer", "insns/pass", "branches",
 	       "M insn/s", "MB/s");
 	static const struct {
-		enum x86_mode mode;
+		enum ptrec_x86_mode mode;
 		size_t window;
 		const char *mname, *wname;
 	} cfg[] = {

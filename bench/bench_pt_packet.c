@@ -1,4 +1,4 @@
-/* bench_pt_packet.c — packet-layer speed: our pt_packet_decode() against libipt's packet
+/* bench_pt_packet.c — packet-layer speed: our ptrec_pt_packet_decode() against libipt's packet
  * decoder (pt_pkt_next) on the same synthetic 16 MiB traces, in the same run.
  *
  * Three deterministic traces, each with a PSB+ every 4 KiB like a perf ring:
@@ -137,13 +137,13 @@ static double now(void)
 
 static void ours_walk(const uint8_t *b, size_t len, struct bench_walk *w)
 {
-	enum pt_packet_ctx ctx = PT_CTX_NONE;
-	struct pt_packet pkt;
+	enum ptrec_pt_packet_ctx ctx = PT_CTX_NONE;
+	struct ptrec_pt_packet pkt;
 	size_t off = 0;
 
 	memset(w, 0, sizeof(*w));
 	while (off < len) {
-		int r = pt_packet_decode(b + off, len - off, &ctx, &pkt);
+		int r = ptrec_pt_packet_decode(b + off, len - off, &ctx, &pkt);
 
 		if (r <= 0)
 			break;
@@ -190,7 +190,7 @@ int main(void)
 		           ours.checksum == theirs.checksum;
 		same_all &= same;
 		printf("%-8s %-22s %10.0f %12.1f %9.1fx  %s (%lu packets)\n", names[m],
-		       "ptrec pt_packet_decode", TRACE_SIZE / 1e6 / t_ours, ours.packets / 1e6 / t_ours,
+		       "ptrec ptrec_pt_packet_decode", TRACE_SIZE / 1e6 / t_ours, ours.packets / 1e6 / t_ours,
 		       t_ipt / t_ours, same ? "yes" : "NO", ours.packets);
 		printf("%-8s %-22s %10.0f %12.1f %10s\n", "", "libipt pt_pkt_next",
 		       TRACE_SIZE / 1e6 / t_ipt, theirs.packets / 1e6 / t_ipt, "1.0x");

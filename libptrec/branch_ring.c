@@ -5,7 +5,7 @@
 #include "ptrec.h"
 #include "branch_ring.h"
 
-int branch_ring_init(struct branch_ring *ring, struct ptrec_branch *storage, size_t cap)
+int ptrec_branch_ring_init(struct branch_ring *ring, struct ptrec_branch *storage, size_t cap)
 {
 	if (!ring || !storage || cap == 0)
 		return -PTREC_EINVAL;
@@ -16,20 +16,20 @@ int branch_ring_init(struct branch_ring *ring, struct ptrec_branch *storage, siz
 	return 0;
 }
 
-void branch_ring_clear(struct branch_ring *ring)
+void ptrec_branch_ring_clear(struct branch_ring *ring)
 {
 	ring->next = 0;
 	ring->pushed = 0;
 }
 
-size_t branch_ring_count(const struct branch_ring *ring)
+size_t ptrec_branch_ring_count(const struct branch_ring *ring)
 {
 	return ring->pushed < ring->cap ? (size_t)ring->pushed : ring->cap;
 }
 
-const struct ptrec_branch *branch_ring_get(const struct branch_ring *ring, size_t i)
+const struct ptrec_branch *ptrec_branch_ring_get(const struct branch_ring *ring, size_t i)
 {
-	size_t n = branch_ring_count(ring);
+	size_t n = ptrec_branch_ring_count(ring);
 	if (i >= n)
 		return NULL;
 	/* The oldest held event sits at next when the ring has wrapped, else at 0. */
@@ -40,10 +40,10 @@ const struct ptrec_branch *branch_ring_get(const struct branch_ring *ring, size_
 	return &ring->slot[k];
 }
 
-const struct ptrec_branch *branch_ring_newest(const struct branch_ring *ring, size_t i)
+const struct ptrec_branch *ptrec_branch_ring_newest(const struct branch_ring *ring, size_t i)
 {
-	size_t n = branch_ring_count(ring);
+	size_t n = ptrec_branch_ring_count(ring);
 	if (i >= n)
 		return NULL;
-	return branch_ring_get(ring, n - 1 - i);
+	return ptrec_branch_ring_get(ring, n - 1 - i);
 }

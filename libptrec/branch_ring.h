@@ -19,13 +19,13 @@ struct branch_ring {
 
 /* Sets up ring over storage[0..cap).  Returns 0, or -PTREC_EINVAL if storage is NULL or
  * cap == 0. */
-int branch_ring_init(struct branch_ring *ring, struct ptrec_branch *storage, size_t cap);
+int ptrec_branch_ring_init(struct branch_ring *ring, struct ptrec_branch *storage, size_t cap);
 
 /* Forgets every event (the storage is kept). */
-void branch_ring_clear(struct branch_ring *ring);
+void ptrec_branch_ring_clear(struct branch_ring *ring);
 
 /* Appends ev, overwriting the oldest event when the ring is full. */
-static inline void branch_ring_push(struct branch_ring *ring, const struct ptrec_branch *ev)
+static inline void ptrec_branch_ring_push(struct branch_ring *ring, const struct ptrec_branch *ev)
 {
 	ring->slot[ring->next] = *ev;
 	if (++ring->next == ring->cap)
@@ -34,12 +34,12 @@ static inline void branch_ring_push(struct branch_ring *ring, const struct ptrec
 }
 
 /* Returns the number of events held: min(pushed, cap). */
-size_t branch_ring_count(const struct branch_ring *ring);
+size_t ptrec_branch_ring_count(const struct branch_ring *ring);
 
 /* Returns the i-th held event, 0 = the oldest held, count-1 = the newest; NULL if i >= count. */
-const struct ptrec_branch *branch_ring_get(const struct branch_ring *ring, size_t i);
+const struct ptrec_branch *ptrec_branch_ring_get(const struct branch_ring *ring, size_t i);
 
 /* Returns the i-th newest event (0 = the newest), or NULL if i >= count. */
-const struct ptrec_branch *branch_ring_newest(const struct branch_ring *ring, size_t i);
+const struct ptrec_branch *ptrec_branch_ring_newest(const struct branch_ring *ring, size_t i);
 
 #endif

@@ -34,7 +34,7 @@ static void usage(FILE *out)
 }
 
 /* Prints a branch event as one line: KIND FROM -> TO [flags] [@time]. */
-static void print_event(FILE *out, const struct ptrec_branch *ev, const struct pt_flow_run *run)
+static void print_event(FILE *out, const struct ptrec_branch *ev, const struct ptrec_pt_flow_run *run)
 {
 	fprintf(out, "%-9s %016" PRIx64 " -> %016" PRIx64, ptrec_branch_kind_name(ev->kind), ev->from,
 	        ev->to);
@@ -55,7 +55,7 @@ static void print_event(FILE *out, const struct ptrec_branch *ev, const struct p
 
 /* Prints an event of the --insn listing on its own line in square brackets. */
 static void print_insn_event(FILE *out, const struct ptrec_branch *ev,
-                             const struct pt_flow_run *run)
+                             const struct ptrec_pt_flow_run *run)
 {
 	if (run->aux == PT_FLOW_AUX_PTW) {
 		fprintf(out, "[ptwrite: 0x%" PRIx64 "]\n", run->aux_payload);
@@ -101,7 +101,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 /* Parses NUM/DEN (both 1..2^32-1) for --tsc-ratio; returns 0 or -1. */
-static int parse_ratio(const char *s, struct pt_time_config *tc)
+static int parse_ratio(const char *s, struct ptrec_pt_time_config *tc)
 {
 	const char *slash = strchr(s, '/');
 	unsigned long num, den;
@@ -120,7 +120,7 @@ static int parse_ratio(const char *s, struct pt_time_config *tc)
 
 /* Applies one of the clock options (--mtc-freq, --tsc-ratio, --nom-freq) to tc; returns 0 or a
  * TOOL_EXIT_USAGE after an error message. */
-static int clock_option(const char *opt, const char *val, struct pt_time_config *tc)
+static int clock_option(const char *opt, const char *val, struct ptrec_pt_time_config *tc)
 {
 	unsigned long v;
 	if (!strcmp(opt, "--mtc-freq")) {
@@ -159,7 +159,7 @@ static int parse_count(const char *s, unsigned long *out)
 }
 
 /* Parses FILE[:BASE] for --elf: BASE is the part after the last ':' if it is a number. */
-static int add_elf(struct pt_img *img, const char *spec)
+static int add_elf(struct ptrec_pt_img *img, const char *spec)
 {
 	char *name = strdup(spec);
 	if (!name) {
@@ -180,7 +180,7 @@ static int add_elf(struct pt_img *img, const char *spec)
 		}
 	}
 	long long bad = -1;
-	int e = elf_load_image(img, name, has_base, base, &bad);
+	int e = ptrec_elf_load_image(img, name, has_base, base, &bad);
 	int ret = 0;
 	if (e == -PTREC_EIO) {
 		tool_error(name, -1, "cannot read: %s", strerror(errno));
@@ -196,9 +196,9 @@ static int add_elf(struct pt_img *img, const char *spec)
 	return ret;
 }
 
-static int add_raw(struct pt_img *img, const char *spec)
+static int add_raw(struct ptrec_pt_img *img, const char *spec)
 {
-	int e = pt_img_add_raw_spec(img, spec);
+	int e = ptrec_pt_img_add_raw_spec(img, spec);
 	if (e == -PTREC_EIO) {
 		tool_error(spec, -1, "cannot read: %s", strerror(errno));
 		return TOOL_EXIT_INPUT;
@@ -217,15 +217,15 @@ static int add_raw(struct pt_img *img, const char *spec)
 
 int cmd_decode(int argc, char **argv)
 {
-	struct pt_flow_cpu cpu = {0, 0, 0};
+	struct ptrec_pt_flow_cpu cpu = {0, 0, 0};
 	/* MTCFreq 3 unless told: perf's default mtc_period and what the recorder asks for. */
-	struct pt_time_config clock = {0, 0, 3, 0};
+	struct ptrec_pt_time_config clock = {0, 0, 3, 0};
 	int insn_mode = 0;
 	unsigned long last = 0;
 	const char *trace = NULL;
 	int ret = TOOL_EXIT_OK;
 
-	struct pt_img *img = pt_img_new();
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	if (!img) {
 		tool_error(NULL, -1, "out of memory");
 		return TOOL_EXIT_INPUT;
@@ -235,7 +235,7 @@ int cmd_decode(int argc, char **argv)
 		const char *val = NULL;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			pt_img_free(img);
+			ptrec_pt_img_free(img);
 			return TOOL_EXIT_OK;
 		}
 		if (!strcmp(a, "--raw") || !strcmp(a, "--elf") || !strcmp(a, "--cpu") ||
@@ -253,7 +253,7 @@ int cmd_decode(int argc, char **argv)
 		else if (!strcmp(a, "--elf"))
 			ret = add_elf(img, val);
 		else if (!strcmp(a, "--cpu")) {
-			if (pt_flow_parse_cpu(val, &cpu)) {
+			if (ptrec_pt_flow_parse_cpu(val, &cpu)) {
 				tool_error(NULL, -1, "--cpu %s: expected FAMILY/MODEL[/STEPPING]", val);
 				ret = TOOL_EXIT_USAGE;
 			}
@@ -268,7 +268,7 @@ int cmd_decode(int argc, char **argv)
 		} else if (!strcmp(a, "--insn"))
 			insn_mode = 1;
 		else if (!strcmp(a, "--self")) {
-			if (pt_img_add_self(img) < 0) {
+			if (ptrec_pt_img_add_self(img) < 0) {
 				tool_error("/proc/self/maps", -1, "cannot read");
 				ret = TOOL_EXIT_INPUT;
 			}
@@ -294,35 +294,35 @@ int cmd_decode(int argc, char **argv)
 	if (ret) {
 		if (ret == TOOL_EXIT_USAGE)
 			usage(stderr);
-		pt_img_free(img);
+		ptrec_pt_img_free(img);
 		return ret;
 	}
 
 	struct tool_file tf;
 	if (tool_file_read(trace, &tf) < 0) {
-		pt_img_free(img);
+		ptrec_pt_img_free(img);
 		return TOOL_EXIT_INPUT;
 	}
-	struct pt_flow_config cfg = {tf.data, tf.size, img, pt_flow_cpu_errata(&cpu), clock};
-	struct pt_flow *f = pt_flow_new(&cfg);
+	struct ptrec_pt_flow_config cfg = {tf.data, tf.size, img, ptrec_pt_flow_cpu_errata(&cpu), clock};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	if (!f) {
 		tool_error(trace, -1, "out of memory");
 		tool_file_free(&tf);
-		pt_img_free(img);
+		ptrec_pt_img_free(img);
 		return TOOL_EXIT_INPUT;
 	}
 
 	FILE *out = stdout;
 	int e;
 	if (insn_mode) {
-		struct pt_flow_insn insn;
-		const struct pt_flow_run *run;
-		struct pt_flow_iter *it = malloc(sizeof(*it));
+		struct ptrec_pt_flow_insn insn;
+		const struct ptrec_pt_flow_run *run;
+		struct ptrec_pt_flow_iter *it = malloc(sizeof(*it));
 		if (!it) {
 			e = -PTREC_ENOMEM;
 		} else {
-			pt_flow_iter_init(it, f);
-			while ((e = pt_flow_iter_next(it, &insn, &run)) > 0) {
+			ptrec_pt_flow_iter_init(it, f);
+			while ((e = ptrec_pt_flow_iter_next(it, &insn, &run)) > 0) {
 				if (e == PT_FLOW_INSN)
 					fprintf(out, "%016" PRIx64 "\n", insn.ip);
 				else
@@ -332,31 +332,31 @@ int cmd_decode(int argc, char **argv)
 		}
 	} else if (last) {
 		struct ptrec_branch *slots = calloc(last, sizeof(*slots));
-		struct pt_flow_run *runs = NULL; /* gap texts are not kept in --last mode */
+		struct ptrec_pt_flow_run *runs = NULL; /* gap texts are not kept in --last mode */
 		struct branch_ring ring;
-		if (!slots || branch_ring_init(&ring, slots, last)) {
+		if (!slots || ptrec_branch_ring_init(&ring, slots, last)) {
 			tool_error(NULL, -1, "out of memory for %lu events", last);
 			free(slots);
 			e = -PTREC_ENOMEM;
 		} else {
-			struct pt_flow_run run;
-			while ((e = pt_flow_next_run(f, &run)) > 0)
+			struct ptrec_pt_flow_run run;
+			while ((e = ptrec_pt_flow_next_run(f, &run)) > 0)
 				if (run.ev.kind != PTREC_BR_NONE)
-					branch_ring_push(&ring, &run.ev);
-			for (size_t i = 0; i < branch_ring_count(&ring); i++)
-				print_event(out, branch_ring_get(&ring, i), runs);
+					ptrec_branch_ring_push(&ring, &run.ev);
+			for (size_t i = 0; i < ptrec_branch_ring_count(&ring); i++)
+				print_event(out, ptrec_branch_ring_get(&ring, i), runs);
 			free(slots);
 		}
 	} else {
-		struct pt_flow_run run;
-		while ((e = pt_flow_next_run(f, &run)) > 0) {
+		struct ptrec_pt_flow_run run;
+		while ((e = ptrec_pt_flow_next_run(f, &run)) > 0) {
 			if (run.ev.kind != PTREC_BR_NONE)
 				print_event(out, &run.ev, &run);
 			else if (run.aux == PT_FLOW_AUX_PTW)
 				fprintf(out, "ptwrite   0x%" PRIx64 "\n", run.aux_payload);
 		}
 	}
-	const struct pt_flow_stats *st = pt_flow_stats(f);
+	const struct ptrec_pt_flow_stats *st = ptrec_pt_flow_stats(f);
 	if (e < 0) {
 		tool_error(trace, -1, "decoding stopped: %s", ptrec_strerror(e));
 		ret = TOOL_EXIT_GAPS;
@@ -365,8 +365,8 @@ int cmd_decode(int argc, char **argv)
 	}
 	if (fflush(out) != 0)
 		ret = TOOL_EXIT_INPUT;
-	pt_flow_free(f);
+	ptrec_pt_flow_free(f);
 	tool_file_free(&tf);
-	pt_img_free(img);
+	ptrec_pt_img_free(img);
 	return ret;
 }

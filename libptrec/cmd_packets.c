@@ -41,7 +41,7 @@ static const char *hex_bytes(const uint8_t *p, size_t avail, char buf[24])
  * offset to continue at (the trace size when there is no further PSB). */
 static size_t gap_to_next_psb(const struct tool_file *f, size_t off)
 {
-	long psb = pt_packet_find_psb(f->data, f->size, off + 1);
+	long psb = ptrec_pt_packet_find_psb(f->data, f->size, off + 1);
 	size_t next = psb >= 0 ? (size_t)psb : f->size;
 
 	if (psb >= 0)
@@ -57,7 +57,7 @@ int cmd_packets(int argc, char **argv)
 	int sync = 0, lastip = 0, troubles = 0, synced = 0;
 	const char *path = NULL;
 	struct tool_file f;
-	enum pt_packet_ctx ctx = PT_CTX_NONE;
+	enum ptrec_pt_packet_ctx ctx = PT_CTX_NONE;
 	uint64_t last_ip = 0;
 	size_t off = 0;
 	static char outbuf[1 << 16];
@@ -91,7 +91,7 @@ int cmd_packets(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
 	if (sync) {
-		long psb = pt_packet_find_psb(f.data, f.size, 0);
+		long psb = ptrec_pt_packet_find_psb(f.data, f.size, 0);
 
 		if (psb < 0) {
 			printf("%08x  [sync] no psb in %zu bytes\n", 0, f.size);
@@ -105,9 +105,9 @@ int cmd_packets(int argc, char **argv)
 	}
 
 	while (off < f.size) {
-		struct pt_packet pkt;
+		struct ptrec_pt_packet pkt;
 		char text[160], hex[24];
-		int r = pt_packet_decode(f.data + off, f.size - off, &ctx, &pkt);
+		int r = ptrec_pt_packet_decode(f.data + off, f.size - off, &ctx, &pkt);
 
 		if (r == -PTREC_ETRUNC) {
 			printf("%08zx  [truncated] %zu bytes at the end of the trace: %s\n", off,
@@ -142,16 +142,16 @@ int cmd_packets(int argc, char **argv)
 			synced = 1;
 			last_ip = 0; /* the SDM resets the last IP at each PSB */
 		}
-		pt_packet_format(&pkt, text, sizeof(text));
+		ptrec_pt_packet_format(&pkt, text, sizeof(text));
 		if (text[0])
-			printf("%08zx  %-10s %s", off, pt_packet_name(&pkt), text);
+			printf("%08zx  %-10s %s", off, ptrec_pt_packet_name(&pkt), text);
 		else
-			printf("%08zx  %s", off, pt_packet_name(&pkt));
+			printf("%08zx  %s", off, ptrec_pt_packet_name(&pkt));
 		if (lastip && synced && (pkt.type == PT_PKT_TIP || pkt.type == PT_PKT_TIP_PGE ||
 		                         pkt.type == PT_PKT_TIP_PGD || pkt.type == PT_PKT_FUP)) {
 			uint64_t ip;
 
-			if (pt_last_ip_update(&last_ip, &pkt, &ip) == 0)
+			if (ptrec_pt_last_ip_update(&last_ip, &pkt, &ip) == 0)
 				printf(" (ip 0x%016llx)", (unsigned long long)ip);
 		}
 		printf("\n");

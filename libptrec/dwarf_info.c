@@ -345,7 +345,7 @@ static const char *section(const struct ptrec_elf *elf, const char *name, size_t
 	return (const char *)p;
 }
 
-int dwarf_info_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct ptrec_warnings *w,
+int ptrec_dwarf_info_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct ptrec_warnings *w,
                     struct dwarf_cu_dir **dirs, size_t *ndirs)
 {
 	struct info_ctx x;

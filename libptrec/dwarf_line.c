@@ -506,7 +506,7 @@ int ptrec_dwarf_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct 
 	x.d = d;
 	x.elf = elf;
 	x.w = w;
-	if ((rc = dwarf_info_load(d, elf, w, &dirs, &ndirs)))
+	if ((rc = ptrec_dwarf_info_load(d, elf, w, &dirs, &ndirs)))
 		goto out;
 	if (d->nfuncs)
 		qsort(d->funcs, d->nfuncs, sizeof(*d->funcs), func_cmp);

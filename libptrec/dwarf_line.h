@@ -63,7 +63,7 @@ struct dwarf_cu_dir {
 	uint64_t stmt_list;  /* .debug_line offset */
 	const char *comp_dir; /* DW_AT_comp_dir */
 };
-int dwarf_info_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct ptrec_warnings *w,
+int ptrec_dwarf_info_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct ptrec_warnings *w,
                     struct dwarf_cu_dir **dirs, size_t *ndirs);
 
 #endif

@@ -42,7 +42,7 @@ static int fail(long long *bad_offset, long long off, int err)
 	return err;
 }
 
-int elf_load_image(struct pt_img *img, const char *path, int has_base, uint64_t base,
+int ptrec_elf_load_image(struct ptrec_pt_img *img, const char *path, int has_base, uint64_t base,
                    long long *bad_offset)
 {
 	unsigned char ident[EI_NIDENT];
@@ -146,7 +146,7 @@ int elf_load_image(struct pt_img *img, const char *path, int has_base, uint64_t 
 
 	uint64_t shift = has_base ? base - lowest : 0; /* modular: moves every segment alike */
 	for (unsigned i = 0; i < nseg; i++) {
-		int err = pt_img_add_file(img, path, segs[i].offset, segs[i].offset + segs[i].filesz,
+		int err = ptrec_pt_img_add_file(img, path, segs[i].offset, segs[i].offset + segs[i].filesz,
 		                            segs[i].vaddr + shift);
 		if (err)
 			return err;

@@ -15,7 +15,7 @@
  * kept); -PTREC_EFORMAT if it is not a valid ELF file or has no executable segment, with the
  * offending file offset stored in *bad_offset (when bad_offset is not NULL; -1 if none);
  * -PTREC_ENOMEM. */
-int elf_load_image(struct pt_img *img, const char *path, int has_base, uint64_t base,
+int ptrec_elf_load_image(struct ptrec_pt_img *img, const char *path, int has_base, uint64_t base,
                    long long *bad_offset);
 
 #endif

@@ -38,7 +38,7 @@ struct blk {
 	const uint8_t *len; /* instruction lengths (in a pool chunk) */
 	uint16_t ninsn;     /* instructions, including the final branch */
 	int16_t err;        /* BLK_ERROR: -PTREC_ENOMAP or -PTREC_EFORMAT */
-	uint8_t mode;       /* enum x86_mode decoded in */
+	uint8_t mode;       /* enum ptrec_x86_mode decoded in */
 	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
 	uint8_t end;        /* enum blk_end */
 	uint8_t last_len;   /* length of the last instruction */
@@ -94,17 +94,17 @@ struct nx {
 	uint64_t tsc;      /* time when it was read */
 };
 
-struct pt_flow {
+struct ptrec_pt_flow {
 	const uint8_t *buf;         /* trace */
 	size_t len;                 /* trace size */
 	size_t pos;                 /* next packet offset */
-	struct pt_img *image;     /* code */
+	struct ptrec_pt_img *image;     /* code */
 	unsigned errata;            /* PT_ERRATUM_* */
-	enum pt_packet_ctx ctx;     /* BBP/BIP block context */
+	enum ptrec_pt_packet_ctx ctx;     /* BBP/BIP block context */
 	int state;                  /* enum flow_state */
 	int synced_once;            /* a PSB was found at least once */
 	uint64_t ip;                /* next instruction (ST_ENABLED) */
-	uint8_t mode;               /* current enum x86_mode */
+	uint8_t mode;               /* current enum ptrec_x86_mode */
 	uint8_t pending_mode;       /* MODE.Exec seen, applies at the next TIP/PGE */
 	uint8_t has_pending_mode;   /* pending_mode is valid */
 	uint8_t fup_skip;           /* the next FUP belongs to PTW/TSX/EXSTOP/...: consume it */
@@ -122,7 +122,7 @@ struct pt_flow {
 	uint64_t ret[RETSTACK_SIZE];/* return stack (circular) */
 	unsigned ret_top;           /* index of the next push */
 	unsigned ret_n;             /* entries held (<= RETSTACK_SIZE) */
-	struct pt_time time;        /* timing */
+	struct ptrec_pt_time time;        /* timing */
 	uint64_t ev_tsc;            /* time of the last timed event (see order_time) */
 	uint64_t ptw[PTW_QUEUE];    /* PTWRITE payloads to deliver */
 	unsigned ptw_head, ptw_n;   /* queue head and count */
@@ -140,22 +140,22 @@ struct pt_flow {
 	uint64_t image_gen;         /* image generation the cache was built for */
 	const uint64_t *gen_ref;    /* the image's live generation number */
 	int32_t cur_blk;            /* block of the current ip if known (-1) */
-	uint8_t hot;                /* pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
+	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
 	                               known, no PTW queued, no chunks to retire (set only when
-	                               next_run_refill returns, cleared by pt_flow_next_runs; read only
-	                               by pt_flow_next_run) */
+	                               next_run_refill returns, cleared by ptrec_pt_flow_next_runs; read only
+	                               by ptrec_pt_flow_next_run) */
 	/* instruction iterator */
-	struct pt_flow_run it_run;  /* current run */
+	struct ptrec_pt_flow_run it_run;  /* current run */
 	uint32_t it_i;              /* next instruction index in it_run */
 	uint64_t it_ip;             /* its address */
 	int it_have;                /* it_run is valid */
 	int it_event_done;          /* it_run's event was delivered */
-	struct pt_flow_stats stats; /* counters */
+	struct ptrec_pt_flow_stats stats; /* counters */
 };
 
 /* ---- errata ----------------------------------------------------------------------------- */
 
-unsigned pt_flow_cpu_errata(const struct pt_flow_cpu *cpu)
+unsigned ptrec_pt_flow_cpu_errata(const struct ptrec_pt_flow_cpu *cpu)
 {
 	if (!cpu || cpu->family != 6)
 		return 0;
@@ -183,10 +183,10 @@ static int parse_num(const char *s, char **end, uint16_t *out)
 	return 0;
 }
 
-int pt_flow_parse_cpu(const char *s, struct pt_flow_cpu *cpu)
+int ptrec_pt_flow_parse_cpu(const char *s, struct ptrec_pt_flow_cpu *cpu)
 {
 	char *end;
-	struct pt_flow_cpu c = {0, 0, 0};
+	struct ptrec_pt_flow_cpu c = {0, 0, 0};
 	if (!s || !cpu)
 		return -PTREC_EINVAL;
 	if (parse_num(s, &end, &c.family) || *end != '/')
@@ -205,7 +205,7 @@ int pt_flow_parse_cpu(const char *s, struct pt_flow_cpu *cpu)
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
 
-static void cache_flush(struct pt_flow *f)
+static void cache_flush(struct ptrec_pt_flow *f)
 {
 	f->nblk = 0;
 	f->retire = f->nchunk; /* freed at the next call: runs may still point there */
@@ -215,11 +215,11 @@ static void cache_flush(struct pt_flow *f)
 	f->cur_blk = -1;
 }
 
-struct pt_flow *pt_flow_new(const struct pt_flow_config *cfg)
+struct ptrec_pt_flow *ptrec_pt_flow_new(const struct ptrec_pt_flow_config *cfg)
 {
 	if (!cfg || (!cfg->buf && cfg->len) || !cfg->image)
 		return NULL;
-	struct pt_flow *f = calloc(1, sizeof(*f));
+	struct ptrec_pt_flow *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
 	f->buf = cfg->buf;
@@ -228,7 +228,7 @@ struct pt_flow *pt_flow_new(const struct pt_flow_config *cfg)
 	f->errata = cfg->errata;
 	f->mode = X86_MODE_64;
 	f->cur_blk = -1;
-	pt_time_init(&f->time, &cfg->time);
+	ptrec_pt_time_init(&f->time, &cfg->time);
 	f->hash_mask = 4095;
 	f->hash = malloc(((size_t)f->hash_mask + 1) * sizeof(*f->hash));
 	if (!f->hash) {
@@ -236,12 +236,12 @@ struct pt_flow *pt_flow_new(const struct pt_flow_config *cfg)
 		return NULL;
 	}
 	cache_flush(f);
-	f->image_gen = pt_img_generation(f->image);
-	f->gen_ref = pt_img_generation_ref(f->image);
+	f->image_gen = ptrec_pt_img_generation(f->image);
+	f->gen_ref = ptrec_pt_img_generation_ref(f->image);
 	return f;
 }
 
-void pt_flow_free(struct pt_flow *f)
+void ptrec_pt_flow_free(struct ptrec_pt_flow *f)
 {
 	if (!f)
 		return;
@@ -253,7 +253,7 @@ void pt_flow_free(struct pt_flow *f)
 	free(f);
 }
 
-const struct pt_flow_stats *pt_flow_stats(const struct pt_flow *f)
+const struct ptrec_pt_flow_stats *ptrec_pt_flow_stats(const struct ptrec_pt_flow *f)
 {
 	return &f->stats;
 }
@@ -266,7 +266,7 @@ static inline uint32_t blk_hash(uint64_t ip, unsigned mode)
 	return (uint32_t)(h >> 32);
 }
 
-static int hash_grow(struct pt_flow *f)
+static int hash_grow(struct ptrec_pt_flow *f)
 {
 	uint32_t size = (f->hash_mask + 1) * 2;
 	int32_t *h = malloc((size_t)size * sizeof(*h));
@@ -289,7 +289,7 @@ static int hash_grow(struct pt_flow *f)
 /* Makes room for n more lengths, appending a chunk when the current one is too full.  Chunks
  * never move and are only freed by retire_chunks, so lengths handed out in runs stay valid until
  * the next call into the decoder even across a cache flush. */
-static int lens_reserve(struct pt_flow *f, uint32_t n)
+static int lens_reserve(struct ptrec_pt_flow *f, uint32_t n)
 {
 	if (f->nchunk > f->retire && f->chunk_used + n <= CHUNK_SIZE)
 		return 0;
@@ -310,7 +310,7 @@ static int lens_reserve(struct pt_flow *f, uint32_t n)
 }
 
 /* Frees the chunks a cache flush retired (called at the start of each public call). */
-static void retire_chunks(struct pt_flow *f)
+static void retire_chunks(struct ptrec_pt_flow *f)
 {
 	for (uint32_t i = 0; i < f->retire; i++)
 		free(f->chunk[i]);
@@ -321,7 +321,7 @@ static void retire_chunks(struct pt_flow *f)
 }
 
 /* Decodes the block at ip into the cache.  Returns its index or -PTREC_ENOMEM. */
-static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
+static int32_t blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 {
 	if (f->nblk == f->capblk) {
 		uint32_t cap = f->capblk ? f->capblk * 2 : 1024;
@@ -350,12 +350,12 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 	uint8_t *lens = f->chunk[f->cur_chunk] + f->chunk_used;
 	uint64_t cur = ip, end_ip = ip;
 	unsigned n = 0;
-	const struct pt_img_section *sec = pt_img_find(f->image, cur);
+	const struct ptrec_pt_img_section *sec = ptrec_pt_img_find(f->image, cur);
 	while (n < BLK_MAX_INSN) {
-		struct x86_insn insn;
+		struct ptrec_x86_insn insn;
 		int len;
 		if (!sec || cur - sec->vaddr >= sec->size)
-			sec = pt_img_find(f->image, cur);
+			sec = ptrec_pt_img_find(f->image, cur);
 		if (!sec) {
 			b->end = BLK_ERROR;
 			b->err = -PTREC_ENOMAP;
@@ -364,12 +364,12 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 		}
 		uint64_t off = cur - sec->vaddr;
 		uint64_t avail = sec->size - off;
-		len = x86_ild_decode(sec->bytes + off, avail < 15 ? (size_t)avail : 15, cur,
-		                     (enum x86_mode)mode, &insn);
+		len = ptrec_x86_ild_decode(sec->bytes + off, avail < 15 ? (size_t)avail : 15, cur,
+		                     (enum ptrec_x86_mode)mode, &insn);
 		if (len == -PTREC_ETRUNC && avail < 15) {
 			uint8_t tmp[15];
-			size_t got = pt_img_read(f->image, cur, tmp, sizeof(tmp));
-			len = x86_ild_decode(tmp, got, cur, (enum x86_mode)mode, &insn);
+			size_t got = ptrec_pt_img_read(f->image, cur, tmp, sizeof(tmp));
+			len = ptrec_x86_ild_decode(tmp, got, cur, (enum ptrec_x86_mode)mode, &insn);
 		}
 		if (len <= 0 || len > 15) {
 			b->end = BLK_ERROR;
@@ -408,7 +408,7 @@ static int32_t blk_decode(struct pt_flow *f, uint64_t ip, unsigned mode)
 }
 
 /* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
-static inline int32_t blk_get(struct pt_flow *f, uint64_t ip, unsigned mode)
+static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 {
 	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
 	for (;;) {
@@ -426,7 +426,7 @@ static inline int32_t blk_get(struct pt_flow *f, uint64_t ip, unsigned mode)
 
 /* ---- packets ---------------------------------------------------------------------------- */
 
-static void ret_push(struct pt_flow *f, uint64_t ip)
+static void ret_push(struct ptrec_pt_flow *f, uint64_t ip)
 {
 	f->ret[f->ret_top] = ip;
 	f->ret_top = (f->ret_top + 1) % RETSTACK_SIZE;
@@ -434,7 +434,7 @@ static void ret_push(struct pt_flow *f, uint64_t ip)
 		f->ret_n++;
 }
 
-static int ret_pop(struct pt_flow *f, uint64_t *ip)
+static int ret_pop(struct ptrec_pt_flow *f, uint64_t *ip)
 {
 	if (!f->ret_n)
 		return -1;
@@ -451,7 +451,7 @@ static uint8_t exec_mode(uint32_t sub)
 	return (sub & 2) ? X86_MODE_32 : X86_MODE_16;
 }
 
-static void set_err(struct pt_flow *f, uint64_t off, int err, const char *why)
+static void set_err(struct ptrec_pt_flow *f, uint64_t off, int err, const char *why)
 {
 	f->nx.kind = NX_ERR;
 	f->nx.err = err;
@@ -460,18 +460,18 @@ static void set_err(struct pt_flow *f, uint64_t off, int err, const char *why)
 }
 
 /* Sets nx's time to now. */
-static void nx_time(struct pt_flow *f)
+static void nx_time(struct ptrec_pt_flow *f)
 {
-	f->nx.tflags = (uint8_t)pt_time_now(&f->time, &f->nx.tsc);
+	f->nx.tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->nx.tsc);
 }
 
 /* Reads one packet at pos.  Returns its size, 0 at the end of the trace (a partial packet at the
  * very end counts as the end), or a negative error. */
-static int read_pkt(struct pt_flow *f, struct pt_packet *pkt)
+static int read_pkt(struct ptrec_pt_flow *f, struct ptrec_pt_packet *pkt)
 {
 	if (f->pos >= f->len)
 		return 0;
-	int n = pt_packet_decode(f->buf + f->pos, f->len - f->pos, &f->ctx, pkt);
+	int n = ptrec_pt_packet_decode(f->buf + f->pos, f->len - f->pos, &f->ctx, pkt);
 	if (n == -PTREC_ETRUNC)
 		return 0;
 	if (n <= 0)
@@ -480,7 +480,7 @@ static int read_pkt(struct pt_flow *f, struct pt_packet *pkt)
 }
 
 /* Applies a status-only packet.  Returns 1 if pkt was one, else 0. */
-static int status_pkt(struct pt_flow *f, const struct pt_packet *pkt)
+static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
 {
 	switch (pkt->type) {
 	case PT_PKT_PAD:
@@ -500,7 +500,7 @@ static int status_pkt(struct pt_flow *f, const struct pt_packet *pkt)
 	case PT_PKT_TMA:
 	case PT_PKT_CYC:
 	case PT_PKT_CBR:
-		pt_time_update(&f->time, pkt);
+		ptrec_pt_time_update(&f->time, pkt);
 		return 1;
 	case PT_PKT_PIP:
 		f->cr3 = pkt->payload;
@@ -540,9 +540,9 @@ static int status_pkt(struct pt_flow *f, const struct pt_packet *pkt)
 
 /* Decodes the IP of an IP packet into *ip.  Returns 1 with an IP, 0 when suppressed, or
  * -PTREC_EFORMAT. */
-static int pkt_ip(struct pt_flow *f, const struct pt_packet *pkt, uint64_t *ip)
+static int pkt_ip(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, uint64_t *ip)
 {
-	int e = pt_last_ip_update(&f->last_ip, pkt, ip);
+	int e = ptrec_pt_last_ip_update(&f->last_ip, pkt, ip);
 	if (e == -PTREC_ENOMAP)
 		return 0;
 	return e < 0 ? -PTREC_EFORMAT : 1;
@@ -550,9 +550,9 @@ static int pkt_ip(struct pt_flow *f, const struct pt_packet *pkt, uint64_t *ip)
 
 /* Processes PSB+ starting at the PSB at pos.  Sets have_fup and fup.  Returns 0, 1 if the trace
  * ended inside it, or a negative error (pos is then at the bad packet). */
-static int psb_plus(struct pt_flow *f, int *have_fup, uint64_t *fup)
+static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 {
-	struct pt_packet pkt;
+	struct ptrec_pt_packet pkt;
 	*have_fup = 0;
 	int n = read_pkt(f, &pkt);
 	if (n <= 0 || pkt.type != PT_PKT_PSB)
@@ -607,9 +607,9 @@ static int psb_plus(struct pt_flow *f, int *have_fup, uint64_t *fup)
 
 /* Reads packets until the look-ahead item is known or, unless want_tip, a TNT packet was
  * queued.  Bounded by the trace length: every iteration consumes at least one byte or stops. */
-static void lookahead(struct pt_flow *f, int want_tip)
+static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 {
-	struct pt_packet pkt;
+	struct ptrec_pt_packet pkt;
 	if (f->nx.kind == NX_NONE)
 		memset(&f->nx, 0, sizeof(f->nx));
 	while (f->nx.kind == NX_NONE) {
@@ -637,7 +637,7 @@ static void lookahead(struct pt_flow *f, int want_tip)
 			f->tnt_n += pkt.tnt_count;
 			f->pos += (size_t)n;
 			f->no_progress = 0;
-			f->tnt_tflags = (uint8_t)pt_time_now(&f->time, &f->tnt_tsc);
+			f->tnt_tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->tnt_tsc);
 			f->tnt_off = off;
 			if (!want_tip)
 				return;
@@ -802,7 +802,7 @@ static void lookahead(struct pt_flow *f, int want_tip)
 
 /* ---- the walk --------------------------------------------------------------------------- */
 
-static void ev_set(struct pt_flow_run *run, unsigned kind, uint64_t from, uint64_t to,
+static void ev_set(struct ptrec_pt_flow_run *run, unsigned kind, uint64_t from, uint64_t to,
                    unsigned tflags, uint64_t tsc)
 {
 	run->ev.kind = (uint8_t)kind;
@@ -814,10 +814,10 @@ static void ev_set(struct pt_flow_run *run, unsigned kind, uint64_t from, uint64
 
 /* Turns the current situation into a GAP event and schedules a resync.  off is where the
  * problem is; resync starts at resync_from. */
-static void gap(struct pt_flow *f, struct pt_flow_run *run, uint64_t from, int err,
+static void gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t from, int err,
                 const char *why, uint64_t off, size_t resync_from)
 {
-	unsigned tflags = pt_time_now(&f->time, &run->ev.timestamp);
+	unsigned tflags = ptrec_pt_time_now(&f->time, &run->ev.timestamp);
 	ev_set(run, PTREC_BR_GAP, from, 0, tflags, run->ev.timestamp);
 	run->ev.reason = (uint16_t)(err < 0 ? -err : err);
 	run->why = why;
@@ -833,7 +833,7 @@ static void gap(struct pt_flow *f, struct pt_flow_run *run, uint64_t from, int e
 }
 
 /* The look-ahead item could not serve the decision the code asks for. */
-static void mismatch(struct pt_flow *f, struct pt_flow_run *run, uint64_t from, const char *why)
+static void mismatch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t from, const char *why)
 {
 	struct nx *nx = &f->nx;
 	if (nx->kind == NX_ERR)
@@ -845,7 +845,7 @@ static void mismatch(struct pt_flow *f, struct pt_flow_run *run, uint64_t from, 
 		gap(f, run, from, -PTREC_ESTATE, why, nx->off, f->pos);
 }
 
-static void bind_overflow(struct pt_flow *f, struct pt_flow_run *run)
+static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	struct nx *nx = &f->nx;
 	ev_set(run, PTREC_BR_OVERFLOW, f->state == ST_ENABLED ? f->ip : 0,
@@ -869,7 +869,7 @@ static void bind_overflow(struct pt_flow *f, struct pt_flow_run *run)
 
 /* Binds an IP event (FUP pair or PSB+ sync point) at the current ip.  Returns 1 if it produced
  * an event in run, 0 if the walk just goes on. */
-static int bind_ip_event(struct pt_flow *f, struct pt_flow_run *run)
+static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	struct nx *nx = &f->nx;
 	switch (nx->kind) {
@@ -907,7 +907,7 @@ static inline int nx_is_ip_event(unsigned k)
 }
 
 /* Takes the next TNT bit.  Returns 0/1, or -1 if none is available (nx then says why). */
-static inline int tnt_pop(struct pt_flow *f)
+static inline int tnt_pop(struct ptrec_pt_flow *f)
 {
 	if (!f->tnt_n) {
 		if (f->nx.kind != NX_NONE)
@@ -921,7 +921,7 @@ static inline int tnt_pop(struct pt_flow *f)
 }
 
 /* Walks from f->ip in state ST_ENABLED until one run is complete. */
-static int walk(struct pt_flow *f, struct pt_flow_run *run)
+static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	for (;;) {
 		if (f->tnt_n == 0 && f->nx.kind == NX_NONE) {
@@ -965,9 +965,9 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 		}
 
 		/* The block at ip. */
-		if (pt_img_generation(f->image) != f->image_gen || f->nblk + 2 > BLK_CACHE_MAX) {
+		if (ptrec_pt_img_generation(f->image) != f->image_gen || f->nblk + 2 > BLK_CACHE_MAX) {
 			cache_flush(f);
-			f->image_gen = pt_img_generation(f->image);
+			f->image_gen = ptrec_pt_img_generation(f->image);
 		}
 		int32_t bi = f->cur_blk;
 		if (bi < 0 || f->blk[bi].start != f->ip || f->blk[bi].mode != f->mode) {
@@ -1163,13 +1163,13 @@ static int walk(struct pt_flow *f, struct pt_flow_run *run)
 
 /* Handles the states other than ST_ENABLED.  Returns 1 with a run, 0 at the end, or -1 to go
  * on (state changed). */
-static int step_other(struct pt_flow *f, struct pt_flow_run *run)
+static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	switch (f->state) {
 	case ST_END:
 		return 0;
 	case ST_SYNC: {
-		long off = pt_packet_find_psb(f->buf, f->len, f->pos);
+		long off = ptrec_pt_packet_find_psb(f->buf, f->len, f->pos);
 		if (off < 0) {
 			f->stats.skipped += f->len - f->pos;
 			f->pos = f->len;
@@ -1258,8 +1258,8 @@ static int step_other(struct pt_flow *f, struct pt_flow_run *run)
  * overflow or disable can bind in this block.  Fills the whole run and returns 1 (the caller
  * counts it in the stats), or returns 0 without changing anything when the general walk must
  * handle the step. */
-static inline __attribute__((always_inline)) int fast_step(struct pt_flow *f,
-                                                         struct pt_flow_run *run)
+static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow *f,
+                                                         struct ptrec_pt_flow_run *run)
 {
 	const struct blk *b = &f->blk[f->cur_blk];
 	struct nx *nx = &f->nx;
@@ -1348,7 +1348,7 @@ out:
 	run->last_iclass = b->iclass;
 	run->aux = 0;
 	run->len = b->len;
-	/* tsc is 0 without PTREC_BRF_HAS_TIME (pt_time_now) */
+	/* tsc is 0 without PTREC_BRF_HAS_TIME (ptrec_pt_time_now) */
 	run->ev = (struct ptrec_branch){BLK_END_IP(b), to, tsc, (uint8_t)kind, (uint8_t)flags, 0, 0};
 	run->why = NULL;
 	run->offset = off;
@@ -1361,7 +1361,7 @@ out:
  * (header bit 0 clear, not PAD 0x00 or the extension prefix 0x02, not a BIP inside a BBP block),
  * queued exactly as lookahead(f, 0) queues it.  Returns 1, or 0 (nothing consumed) for any other
  * packet or the end of the trace. */
-static inline __attribute__((always_inline)) int short_tnt(struct pt_flow *f)
+static inline __attribute__((always_inline)) int short_tnt(struct ptrec_pt_flow *f)
 {
 	if (f->pos >= f->len)
 		return 0;
@@ -1375,14 +1375,14 @@ static inline __attribute__((always_inline)) int short_tnt(struct pt_flow *f)
 	f->tnt_off = f->pos;
 	f->pos++;
 	f->no_progress = 0;
-	f->tnt_tflags = (uint8_t)pt_time_now(&f->time, &f->tnt_tsc);
+	f->tnt_tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->tnt_tsc);
 	return 1;
 }
 
 /* The other common packet there: a TIP with an IP (IPBytes 1, 2, 3, 4 or 6) and at least 8
  * bytes after its header, made the look-ahead item exactly as lookahead(f, 0) makes it.
  * Returns 1, or 0 (nothing consumed). */
-static inline __attribute__((always_inline)) int fast_tip(struct pt_flow *f)
+static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *f)
 {
 	static const uint8_t size[8] = {0, 3, 5, 7, 7, 0, 9, 0}; /* by IPBytes; 0: not here */
 	if (f->len - f->pos < 9)
@@ -1426,8 +1426,8 @@ static inline __attribute__((always_inline)) int fast_tip(struct pt_flow *f)
 }
 
 /* Tries the hot path for the next run (see fast_step). */
-static inline __attribute__((always_inline)) int try_fast(struct pt_flow *f,
-                                                        struct pt_flow_run *run)
+static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *f,
+                                                        struct ptrec_pt_flow_run *run)
 {
 	if (f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
 		return 0;
@@ -1440,13 +1440,13 @@ static inline __attribute__((always_inline)) int try_fast(struct pt_flow *f,
 	return 1;
 }
 
-static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run);
+static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run);
 
 /* Events come in execution order, so their times must not go back.  A stamp taken at an
  * earlier packet (a direct branch after an indirect one stamped at the TNT before the TIP,
  * branches behind a deferred TIP) is raised to the last event's time; a stamp more than
  * PT_TIME_SLIP behind is a new time (lost trace, a new run) and is kept. */
-static inline void order_time(struct pt_flow *f, struct pt_flow_run *run)
+static inline void order_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	if (!(run->ev.flags & PTREC_BRF_HAS_TIME))
 		return;
@@ -1455,12 +1455,12 @@ static inline void order_time(struct pt_flow *f, struct pt_flow_run *run)
 	f->ev_tsc = run->ev.timestamp;
 }
 
-static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
+static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	__attribute__((noinline));
 
 /* The hot path makes no call (no registers to save): a step with a TNT bit queued or the
  * look-ahead item read; everything else, packet reading included, is in next_run_refill. */
-int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
+int ptrec_pt_flow_next_run(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	if (f->hot && *f->gen_ref == f->image_gen && (f->tnt_n || f->nx.kind != NX_NONE) &&
 	    fast_step(f, run)) { /* keeps everything f->hot stands for */
@@ -1472,11 +1472,11 @@ int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run)
 	return next_run_refill(f, run);
 }
 
-/* pt_flow_next_run after its hot path declined (fast_step changes nothing when it does). */
-static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
+/* ptrec_pt_flow_next_run after its hot path declined (fast_step changes nothing when it does). */
+static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	int e = 1;
-	f->hot = 0; /* the slow path may call pt_flow_next_run again */
+	f->hot = 0; /* the slow path may call ptrec_pt_flow_next_run again */
 	if (f->retire)
 		retire_chunks(f);
 	if (!try_fast(f, run))
@@ -1492,8 +1492,8 @@ static int next_run_refill(struct pt_flow *f, struct pt_flow_run *run)
  * for the next bit is cached and bits remain.  Every run has the same time stamp, so order_time
  * is applied once.  Returns the new n (n itself when the first successor is not cached); adds
  * the instructions to *insns. */
-static inline __attribute__((always_inline)) size_t jcc_burst(struct pt_flow *f,
-                                                            struct pt_flow_run *runs,
+static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_flow *f,
+                                                            struct ptrec_pt_flow_run *runs,
                                                             size_t n, size_t max,
                                                             uint64_t *insns)
 {
@@ -1512,7 +1512,7 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct pt_flow *f,
 			break;
 		tn--;
 		to = b->dest[bit];
-		struct pt_flow_run *run = &runs[n++];
+		struct ptrec_pt_flow_run *run = &runs[n++];
 		run->ip = b->start;
 		run->ninsn = b->ninsn;
 		run->mode = b->mode;
@@ -1539,17 +1539,17 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct pt_flow *f,
 	return n;
 }
 
-static int next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max);
+static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max);
 
-int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
+int ptrec_pt_flow_next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max)
 {
-	f->hot = 0; /* this changes the state behind pt_flow_next_run's back */
+	f->hot = 0; /* this changes the state behind ptrec_pt_flow_next_run's back */
 	int e = next_runs(f, runs, max);
 	f->hot = 0;
 	return e;
 }
 
-static int next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
+static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max)
 {
 	size_t n = 0;
 	if (f->retire)
@@ -1595,7 +1595,7 @@ static int next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max)
 	return (int)n;
 }
 
-static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run)
+static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	memset(run, 0, sizeof(*run));
 	if (f->ptw_n) {
@@ -1638,12 +1638,12 @@ static int next_run_slow(struct pt_flow *f, struct pt_flow_run *run)
 	}
 }
 
-int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec_branch *ev,
-                      struct pt_flow_run *run)
+int ptrec_pt_flow_next_insn(struct ptrec_pt_flow *f, struct ptrec_pt_flow_insn *insn, struct ptrec_branch *ev,
+                      struct ptrec_pt_flow_run *run)
 {
 	for (;;) {
 		if (f->it_have) {
-			struct pt_flow_run *r = &f->it_run;
+			struct ptrec_pt_flow_run *r = &f->it_run;
 			if (f->it_i < r->ninsn) {
 				insn->ip = f->it_ip;
 				insn->length = r->len[f->it_i];
@@ -1662,7 +1662,7 @@ int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec
 			}
 			f->it_have = 0;
 		}
-		int e = pt_flow_next_run(f, &f->it_run);
+		int e = ptrec_pt_flow_next_run(f, &f->it_run);
 		if (e <= 0)
 			return e;
 		f->it_have = 1;
@@ -1672,24 +1672,24 @@ int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec
 	}
 }
 
-int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
-                        const struct pt_flow_last_opts *opts, struct branch_ring *ring,
-                        struct pt_flow_stats *stats)
+int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_img *image,
+                        const struct ptrec_pt_flow_last_opts *opts, struct branch_ring *ring,
+                        struct ptrec_pt_flow_stats *stats)
 {
-	static const struct pt_flow_last_opts none;
+	static const struct ptrec_pt_flow_last_opts none;
 	if (!image || !ring || (!buf && len))
 		return -PTREC_EINVAL;
 	if (!opts)
 		opts = &none;
-	struct pt_flow_config cfg = {buf, len, image, opts->errata, opts->time};
-	struct pt_flow *f = pt_flow_new(&cfg);
+	struct ptrec_pt_flow_config cfg = {buf, len, image, opts->errata, opts->time};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	if (!f)
 		return -PTREC_ENOMEM;
-	branch_ring_clear(ring);
-	struct pt_flow_run run;
+	ptrec_branch_ring_clear(ring);
+	struct ptrec_pt_flow_run run;
 	int ret = 0;
 	for (unsigned long n = 1;; n++) {
-		int e = pt_flow_next_run(f, &run); /* the same runs, times ordered the same way */
+		int e = ptrec_pt_flow_next_run(f, &run); /* the same runs, times ordered the same way */
 		if (e <= 0) {
 			ret = e;
 			break;
@@ -1697,7 +1697,7 @@ int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
 		if (run.ev.kind != PTREC_BR_NONE &&
 		    !(opts->taken_only && run.ev.kind == PTREC_BR_JCC &&
 		      !(run.ev.flags & PTREC_BRF_TAKEN)))
-			branch_ring_push(ring, &run.ev);
+			ptrec_branch_ring_push(ring, &run.ev);
 		if (opts->stop && (n & 4095) == 0 && opts->stop(opts->stop_arg)) {
 			ret = -PTREC_ERATE;
 			break;
@@ -1707,6 +1707,6 @@ int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
 		*stats = f->stats;
 	if (ret == 0)
 		ret = f->stats.gaps > 0x7fffffff ? 0x7fffffff : (int)f->stats.gaps;
-	pt_flow_free(f);
+	ptrec_pt_flow_free(f);
 	return ret;
 }

@@ -48,41 +48,41 @@
 #include "pt_time.h"
 #include "x86_ild.h"
 
-/* Processor errata the decoder works around (see pt_flow_cpu_errata). */
+/* Processor errata the decoder works around (see ptrec_pt_flow_cpu_errata). */
 #define PT_ERRATUM_SKL014 0x1u /* TIP.PGD without IP after a direct branch leaving the filter
                                   region: disable after that branch */
 #define PT_ERRATUM_APL11  0x2u /* OVF may be followed by a spurious TIP.PGD: ignore it */
 #define PT_ERRATUM_SKD010 0x4u /* the FUP after OVF may be missing: resume at the next TIP */
 
 /* A CPU as F/M/S (display family/model/stepping). */
-struct pt_flow_cpu {
+struct ptrec_pt_flow_cpu {
 	uint16_t family;   /* e.g. 6 */
 	uint16_t model;    /* e.g. 0x4e */
 	uint16_t stepping; /* 0 if unknown */
 };
 
 /* Decoder configuration. */
-struct pt_flow_config {
+struct ptrec_pt_flow_config {
 	const uint8_t *buf;          /* the trace (borrowed; must outlive the decoder) */
 	size_t len;                  /* its size */
-	struct pt_img *image;      /* the code image (borrowed) */
-	unsigned errata;             /* PT_ERRATUM_* bits (see pt_flow_cpu_errata) */
-	struct pt_time_config time;  /* what is known about the clocks (zeros: nothing) */
+	struct ptrec_pt_img *image;      /* the code image (borrowed) */
+	unsigned errata;             /* PT_ERRATUM_* bits (see ptrec_pt_flow_cpu_errata) */
+	struct ptrec_pt_time_config time;  /* what is known about the clocks (zeros: nothing) */
 };
 
 /* Auxiliary (non-branch) items. */
-enum pt_flow_aux {
+enum ptrec_pt_flow_aux {
 	PT_FLOW_AUX_NONE = 0, /* none */
 	PT_FLOW_AUX_PTW,      /* PTWRITE payload in aux_payload */
 };
 
 /* One step of the flow: a run of consecutive executed instructions, then what ended it. */
-struct pt_flow_run {
+struct ptrec_pt_flow_run {
 	uint64_t ip;           /* address of the first instruction of the run */
 	uint32_t ninsn;        /* instructions executed in the run (may be 0) */
-	uint8_t mode;          /* enum x86_mode of the run */
-	uint8_t last_iclass;   /* enum x86_iclass of the last instruction (ninsn > 0) */
-	uint8_t aux;           /* enum pt_flow_aux: an auxiliary item instead of an event */
+	uint8_t mode;          /* enum ptrec_x86_mode of the run */
+	uint8_t last_iclass;   /* enum ptrec_x86_iclass of the last instruction (ninsn > 0) */
+	uint8_t aux;           /* enum ptrec_pt_flow_aux: an auxiliary item instead of an event */
 	uint8_t pad_;
 	const uint8_t *len;    /* ninsn instruction lengths; valid until the next call */
 	struct ptrec_branch ev;/* event after the run (kind PTREC_BR_NONE: none) */
@@ -92,15 +92,15 @@ struct pt_flow_run {
 };
 
 /* One executed instruction. */
-struct pt_flow_insn {
+struct ptrec_pt_flow_insn {
 	uint64_t ip;     /* address */
 	uint8_t length;  /* bytes */
-	uint8_t iclass;  /* enum x86_iclass (branches; X86_IC_OTHER for everything else) */
-	uint8_t mode;    /* enum x86_mode */
+	uint8_t iclass;  /* enum ptrec_x86_iclass (branches; X86_IC_OTHER for everything else) */
+	uint8_t mode;    /* enum ptrec_x86_mode */
 };
 
 /* Counters, cumulative. */
-struct pt_flow_stats {
+struct ptrec_pt_flow_stats {
 	uint64_t insns;        /* instructions reported */
 	uint64_t events;       /* branch events reported (all kinds) */
 	uint64_t gaps;         /* GAP events */
@@ -110,44 +110,44 @@ struct pt_flow_stats {
 	uint64_t block_hits;   /* block cache lookups that hit */
 };
 
-struct pt_flow;
+struct ptrec_pt_flow;
 
 /* Returns the errata flags (PT_ERRATUM_*) that apply to cpu; 0 for a zeroed cpu. */
-unsigned pt_flow_cpu_errata(const struct pt_flow_cpu *cpu);
+unsigned ptrec_pt_flow_cpu_errata(const struct ptrec_pt_flow_cpu *cpu);
 
 /* Parses "F/M[/S]" (decimal or 0x-hex numbers) into *cpu.  Returns 0 or -PTREC_EINVAL. */
-int pt_flow_parse_cpu(const char *s, struct pt_flow_cpu *cpu);
+int ptrec_pt_flow_parse_cpu(const char *s, struct ptrec_pt_flow_cpu *cpu);
 
 /* Creates a decoder over cfg->buf with cfg->image.  Returns NULL on bad arguments or when out of
  * memory. */
-struct pt_flow *pt_flow_new(const struct pt_flow_config *cfg);
+struct ptrec_pt_flow *ptrec_pt_flow_new(const struct ptrec_pt_flow_config *cfg);
 
 /* Frees the decoder and its block cache.  NULL is ignored. */
-void pt_flow_free(struct pt_flow *f);
+void ptrec_pt_flow_free(struct ptrec_pt_flow *f);
 
 /* Decodes the next run.  Returns 1 and fills *run, 0 at the end of the trace, or -PTREC_ENOMEM
  * (the block cache could not grow; the decoder is still usable after memory is freed).
  * A trace without any PSB yields one GAP (reason PTREC_ENOSYNC) and then the end. */
-int pt_flow_next_run(struct pt_flow *f, struct pt_flow_run *run);
+int ptrec_pt_flow_next_run(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run);
 
-/* Decodes up to max runs into runs[] (the batch form of pt_flow_next_run: less overhead per
+/* Decodes up to max runs into runs[] (the batch form of ptrec_pt_flow_next_run: less overhead per
  * run).  Returns the number filled (0 at the end of the trace) or -PTREC_ENOMEM when none could
  * be.  Each run's len stays valid until the next call on f. */
-int pt_flow_next_runs(struct pt_flow *f, struct pt_flow_run *runs, size_t max);
+int ptrec_pt_flow_next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max);
 
 /* Instruction iterator over the runs: returns PT_FLOW_INSN and fills *insn, PT_FLOW_EVENT and
  * fills *ev (a branch event, or for aux items a PTREC_BR_NONE event with *run describing it),
  * 0 at the end, or -PTREC_ENOMEM.  run may be NULL when the caller does not want details. */
 #define PT_FLOW_INSN 1
 #define PT_FLOW_EVENT 2
-int pt_flow_next_insn(struct pt_flow *f, struct pt_flow_insn *insn, struct ptrec_branch *ev,
-                      struct pt_flow_run *run);
+int ptrec_pt_flow_next_insn(struct ptrec_pt_flow *f, struct ptrec_pt_flow_insn *insn, struct ptrec_branch *ev,
+                      struct ptrec_pt_flow_run *run);
 
-/* A caller-owned instruction iterator over batches of runs (pt_flow_next_runs): the fastest
+/* A caller-owned instruction iterator over batches of runs (ptrec_pt_flow_next_runs): the fastest
  * way to visit every executed instruction; the per-instruction step is inline.  Set up with
- * pt_flow_iter_init, then call pt_flow_iter_next until it returns 0 (end) or < 0. */
+ * ptrec_pt_flow_iter_init, then call ptrec_pt_flow_iter_next until it returns 0 (end) or < 0. */
 #define PT_FLOW_ITER_BATCH 64
-struct pt_flow_iter {
+struct ptrec_pt_flow_iter {
 	const uint8_t *len;                         /* next instruction length of the current run */
 	const uint8_t *len_end;                     /* end of the current run's lengths */
 	uint64_t ip;                                /* address of the next instruction */
@@ -156,11 +156,11 @@ struct pt_flow_iter {
 	uint8_t ev_pending;                         /* its event is still to be delivered */
 	unsigned cur;                               /* current run */
 	unsigned nrun;                              /* runs in the batch */
-	struct pt_flow *f;                          /* the decoder */
-	struct pt_flow_run run[PT_FLOW_ITER_BATCH]; /* the current batch */
+	struct ptrec_pt_flow *f;                          /* the decoder */
+	struct ptrec_pt_flow_run run[PT_FLOW_ITER_BATCH]; /* the current batch */
 };
 
-static inline void pt_flow_iter_init(struct pt_flow_iter *it, struct pt_flow *f)
+static inline void ptrec_pt_flow_iter_init(struct ptrec_pt_flow_iter *it, struct ptrec_pt_flow *f)
 {
 	it->f = f;
 	it->nrun = 0;
@@ -171,9 +171,9 @@ static inline void pt_flow_iter_init(struct pt_flow_iter *it, struct pt_flow *f)
 }
 
 /* Makes run k of the batch current (internal). */
-static inline void pt_flow_iter_enter_(struct pt_flow_iter *it, unsigned k)
+static inline void ptrec_pt_flow_iter_enter_(struct ptrec_pt_flow_iter *it, unsigned k)
 {
-	const struct pt_flow_run *r = &it->run[k];
+	const struct ptrec_pt_flow_run *r = &it->run[k];
 	it->cur = k;
 	it->len = r->len;
 	it->len_end = r->len + r->ninsn;
@@ -186,8 +186,8 @@ static inline void pt_flow_iter_enter_(struct pt_flow_iter *it, unsigned k)
 /* Returns PT_FLOW_INSN with *insn filled, PT_FLOW_EVENT with *run pointing to the run whose
  * event (run->ev) or auxiliary item (run->aux) comes now (valid until the next call), 0 at the
  * end of the trace, or -PTREC_ENOMEM. */
-static inline int pt_flow_iter_next(struct pt_flow_iter *it, struct pt_flow_insn *insn,
-                                    const struct pt_flow_run **run)
+static inline int ptrec_pt_flow_iter_next(struct ptrec_pt_flow_iter *it, struct ptrec_pt_flow_insn *insn,
+                                    const struct ptrec_pt_flow_run **run)
 {
 	for (;;) {
 		if (it->len < it->len_end) {
@@ -205,24 +205,24 @@ static inline int pt_flow_iter_next(struct pt_flow_iter *it, struct pt_flow_insn
 			return PT_FLOW_EVENT;
 		}
 		if (it->cur + 1 < it->nrun) {
-			pt_flow_iter_enter_(it, it->cur + 1);
+			ptrec_pt_flow_iter_enter_(it, it->cur + 1);
 			continue;
 		}
-		int n = pt_flow_next_runs(it->f, it->run, PT_FLOW_ITER_BATCH);
+		int n = ptrec_pt_flow_next_runs(it->f, it->run, PT_FLOW_ITER_BATCH);
 		if (n <= 0)
 			return n;
 		it->nrun = (unsigned)n;
-		pt_flow_iter_enter_(it, 0);
+		ptrec_pt_flow_iter_enter_(it, 0);
 	}
 }
 
 /* Returns the counters so far. */
-const struct pt_flow_stats *pt_flow_stats(const struct pt_flow *f);
+const struct ptrec_pt_flow_stats *ptrec_pt_flow_stats(const struct ptrec_pt_flow *f);
 
 /* Options of pt_flow_decode_last. */
-struct pt_flow_last_opts {
+struct ptrec_pt_flow_last_opts {
 	unsigned errata;             /* PT_ERRATUM_* bits */
-	struct pt_time_config time;  /* clock knowledge (zeros: nothing) */
+	struct ptrec_pt_time_config time;  /* clock knowledge (zeros: nothing) */
 	int taken_only;              /* drop not-taken conditional branches from the ring */
 	int (*stop)(void *arg);      /* polled every few thousand runs; non-zero stops decoding
 	                                (e.g. a deadline); may be NULL */
@@ -231,14 +231,14 @@ struct pt_flow_last_opts {
 
 /* Entry point for reports: decodes the whole PT buffer buf[0..len) against image and keeps the
  * last ring->cap branch events (oldest overwritten) in ring, which the caller set up with
- * branch_ring_init (its old contents are cleared).  Every branch event kind goes in, GAP and
+ * ptrec_branch_ring_init (its old contents are cleared).  Every branch event kind goes in, GAP and
  * OVERFLOW included; with opts->taken_only not-taken JCC events are left out.  opts may be NULL.
  * stats (may be NULL) receives the counters.
  * Returns the number of GAP events (0 = the whole trace decoded cleanly), 
  * -PTREC_EINVAL for bad arguments, -PTREC_ENOMEM, or -PTREC_ERATE when opts->stop stopped it
  * (ring then holds the events up to that point). */
-int pt_flow_decode_last(const uint8_t *buf, size_t len, struct pt_img *image,
-                        const struct pt_flow_last_opts *opts, struct branch_ring *ring,
-                        struct pt_flow_stats *stats);
+int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_img *image,
+                        const struct ptrec_pt_flow_last_opts *opts, struct branch_ring *ring,
+                        struct ptrec_pt_flow_stats *stats);
 
 #endif

@@ -27,8 +27,8 @@ struct backing {
 	size_t size;       /* its size (for munmap) */
 };
 
-struct pt_img {
-	struct pt_img_section *sec; /* sections sorted by vaddr, never overlapping */
+struct ptrec_pt_img {
+	struct ptrec_pt_img_section *sec; /* sections sorted by vaddr, never overlapping */
 	size_t nsec;                  /* sections in use */
 	size_t capsec;                /* sections allocated */
 	struct backing *back;         /* backing stores, freed with the image */
@@ -39,12 +39,12 @@ struct pt_img {
 	uint32_t next_id;             /* next section id */
 };
 
-struct pt_img *pt_img_new(void)
+struct ptrec_pt_img *ptrec_pt_img_new(void)
 {
-	return calloc(1, sizeof(struct pt_img));
+	return calloc(1, sizeof(struct ptrec_pt_img));
 }
 
-void pt_img_free(struct pt_img *img)
+void ptrec_pt_img_free(struct ptrec_pt_img *img)
 {
 	if (!img)
 		return;
@@ -59,7 +59,7 @@ void pt_img_free(struct pt_img *img)
 	free(img);
 }
 
-static int add_backing(struct pt_img *img, uint8_t kind, void *ptr, size_t size)
+static int add_backing(struct ptrec_pt_img *img, uint8_t kind, void *ptr, size_t size)
 {
 	if (img->nback == img->capback) {
 		size_t cap = img->capback ? img->capback * 2 : 8;
@@ -76,14 +76,14 @@ static int add_backing(struct pt_img *img, uint8_t kind, void *ptr, size_t size)
 	return (int)(img->nback - 1);
 }
 
-static int reserve_sections(struct pt_img *img, size_t extra)
+static int reserve_sections(struct ptrec_pt_img *img, size_t extra)
 {
 	if (img->nsec + extra <= img->capsec)
 		return 0;
 	size_t cap = img->capsec ? img->capsec : 8;
 	while (cap < img->nsec + extra)
 		cap *= 2;
-	struct pt_img_section *s = realloc(img->sec, cap * sizeof(*s));
+	struct ptrec_pt_img_section *s = realloc(img->sec, cap * sizeof(*s));
 	if (!s)
 		return -PTREC_ENOMEM;
 	img->sec = s;
@@ -92,7 +92,7 @@ static int reserve_sections(struct pt_img *img, size_t extra)
 }
 
 /* Inserts [vaddr, vaddr+size) -> bytes, clipping or splitting older sections it overlaps. */
-static int insert_section(struct pt_img *img, uint64_t vaddr, uint64_t size,
+static int insert_section(struct ptrec_pt_img *img, uint64_t vaddr, uint64_t size,
                           const uint8_t *bytes, uint32_t backing)
 {
 	uint64_t end = vaddr + size; /* exclusive; callers ensure no wrap */
@@ -101,10 +101,10 @@ static int insert_section(struct pt_img *img, uint64_t vaddr, uint64_t size,
 		return err;
 
 	size_t out = 0;
-	struct pt_img_section split = {0};
+	struct ptrec_pt_img_section split = {0};
 	int have_split = 0;
 	for (size_t i = 0; i < img->nsec; i++) {
-		struct pt_img_section s = img->sec[i];
+		struct ptrec_pt_img_section s = img->sec[i];
 		uint64_t send = s.vaddr + s.size;
 		if (send <= vaddr || s.vaddr >= end) {
 			img->sec[out++] = s;
@@ -138,7 +138,7 @@ static int insert_section(struct pt_img *img, uint64_t vaddr, uint64_t size,
 	}
 	img->nsec = out;
 
-	struct pt_img_section add[2];
+	struct ptrec_pt_img_section add[2];
 	size_t nadd = 0;
 	add[nadd].vaddr = vaddr;
 	add[nadd].size = size;
@@ -163,7 +163,7 @@ static int insert_section(struct pt_img *img, uint64_t vaddr, uint64_t size,
 	return 0;
 }
 
-int pt_img_add_bytes(struct pt_img *img, uint64_t vaddr, const void *bytes, size_t len,
+int ptrec_pt_img_add_bytes(struct ptrec_pt_img *img, uint64_t vaddr, const void *bytes, size_t len,
                        int copy)
 {
 	if (!img || !bytes || len == 0 || vaddr + (uint64_t)len - 1 < vaddr)
@@ -193,7 +193,7 @@ int pt_img_add_bytes(struct pt_img *img, uint64_t vaddr, const void *bytes, size
 	return insert_section(img, vaddr, len, p, (uint32_t)b);
 }
 
-int pt_img_add_file(struct pt_img *img, const char *path, uint64_t from, uint64_t to,
+int ptrec_pt_img_add_file(struct ptrec_pt_img *img, const char *path, uint64_t from, uint64_t to,
                       uint64_t vaddr)
 {
 	struct stat st;
@@ -230,7 +230,7 @@ int pt_img_add_file(struct pt_img *img, const char *path, uint64_t from, uint64_
 	return insert_section(img, vaddr, to - from, (const uint8_t *)map + from, (uint32_t)b);
 }
 
-int pt_img_add_self(struct pt_img *img)
+int ptrec_pt_img_add_self(struct ptrec_pt_img *img)
 {
 	char line[4096];
 	int added = 0;
@@ -248,7 +248,7 @@ int pt_img_add_self(struct pt_img *img)
 			continue;
 		if (strstr(line, "[vsyscall]"))
 			continue;
-		int err = pt_img_add_bytes(img, lo, (const void *)(uintptr_t)lo, (size_t)(hi - lo), 0);
+		int err = ptrec_pt_img_add_bytes(img, lo, (const void *)(uintptr_t)lo, (size_t)(hi - lo), 0);
 		if (err) {
 			fclose(f);
 			return err;
@@ -278,7 +278,7 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
-int pt_img_add_raw_spec(struct pt_img *img, const char *spec)
+int ptrec_pt_img_add_raw_spec(struct ptrec_pt_img *img, const char *spec)
 {
 	if (!img || !spec)
 		return -PTREC_EINVAL;
@@ -320,16 +320,16 @@ int pt_img_add_raw_spec(struct pt_img *img, const char *spec)
 		return -PTREC_ENOMEM;
 	memcpy(name, spec, namelen);
 	name[namelen] = 0;
-	int err = pt_img_add_file(img, name, from, to, vaddr);
+	int err = ptrec_pt_img_add_file(img, name, from, to, vaddr);
 	free(name);
 	return err;
 }
 
-const struct pt_img_section *pt_img_find(struct pt_img *img, uint64_t ip)
+const struct ptrec_pt_img_section *ptrec_pt_img_find(struct ptrec_pt_img *img, uint64_t ip)
 {
 	if (!img || img->nsec == 0)
 		return NULL;
-	const struct pt_img_section *s = &img->sec[img->last];
+	const struct ptrec_pt_img_section *s = &img->sec[img->last];
 	if (ip - s->vaddr < s->size)
 		return s;
 	size_t lo = 0, hi = img->nsec;
@@ -349,11 +349,11 @@ const struct pt_img_section *pt_img_find(struct pt_img *img, uint64_t ip)
 	return s;
 }
 
-size_t pt_img_read(struct pt_img *img, uint64_t ip, uint8_t *buf, size_t len)
+size_t ptrec_pt_img_read(struct ptrec_pt_img *img, uint64_t ip, uint8_t *buf, size_t len)
 {
 	size_t done = 0;
 	while (done < len) {
-		const struct pt_img_section *s = pt_img_find(img, ip + done);
+		const struct ptrec_pt_img_section *s = ptrec_pt_img_find(img, ip + done);
 		if (!s)
 			break;
 		uint64_t off = ip + done - s->vaddr;
@@ -365,17 +365,17 @@ size_t pt_img_read(struct pt_img *img, uint64_t ip, uint8_t *buf, size_t len)
 	return done;
 }
 
-uint64_t pt_img_generation(const struct pt_img *img)
+uint64_t ptrec_pt_img_generation(const struct ptrec_pt_img *img)
 {
 	return img ? img->generation : 0;
 }
 
-const uint64_t *pt_img_generation_ref(const struct pt_img *img)
+const uint64_t *ptrec_pt_img_generation_ref(const struct ptrec_pt_img *img)
 {
 	return &img->generation;
 }
 
-size_t pt_img_sections(const struct pt_img *img, struct pt_img_section *out, size_t max)
+size_t ptrec_pt_img_sections(const struct ptrec_pt_img *img, struct ptrec_pt_img_section *out, size_t max)
 {
 	if (!img)
 		return 0;

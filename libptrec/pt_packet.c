@@ -6,7 +6,7 @@
  * BEP, event trace CFE/EVD, TRIG), from Intel's Architecture Instruction Set Extensions
  * reference.  Pure functions: no I/O, no globals, no allocation, never a read past buf[len).
  *
- * Speed: pt_packet_decode() is on the flow decoder's hot path (one call per packet).  It
+ * Speed: ptrec_pt_packet_decode() is on the flow decoder's hot path (one call per packet).  It
  * branches on the header byte once, reads multi-byte payloads with one unaligned 8-byte load
  * when the buffer allows it, and finds the TNT stop bit with a count-leading-zeros, never a
  * loop over bits. */
@@ -54,8 +54,8 @@ static const int8_t ip_packet_size[8] = {1, 3, 5, 7, 7, -1, 9, -1};
 
 /* Decodes an IP packet (header low 5 bits already matched); a decoded packet ends the block
  * context when ctx is given. */
-static int decode_ip(const uint8_t *buf, size_t len, uint8_t type, enum pt_packet_ctx *ctx,
-                     struct pt_packet *pkt)
+static int decode_ip(const uint8_t *buf, size_t len, uint8_t type, enum ptrec_pt_packet_ctx *ctx,
+                     struct ptrec_pt_packet *pkt)
 {
 	unsigned ipbytes = buf[0] >> 5;
 	int size = ip_packet_size[ipbytes];
@@ -75,7 +75,7 @@ static int decode_ip(const uint8_t *buf, size_t len, uint8_t type, enum pt_packe
 
 /* Short TNT (TNT-8): header byte b, bit 0 clear, b not 0x00/0x02.  The highest set bit is the
  * stop bit; the bits below it down to bit 1 are the branch outcomes, oldest first. */
-static inline int decode_short_tnt(uint8_t b, struct pt_packet *pkt)
+static inline int decode_short_tnt(uint8_t b, struct ptrec_pt_packet *pkt)
 {
 	unsigned stop = top_bit(b); /* 2..7 */
 
@@ -88,7 +88,7 @@ static inline int decode_short_tnt(uint8_t b, struct pt_packet *pkt)
 
 /* CYC: header bits 1:0 = 11, bit 2 = Exp, bits 7:3 = cycles 4:0; each extension byte has
  * bit 0 = Exp and bits 7:1 = the next 7 bits. */
-static int decode_cyc(const uint8_t *buf, size_t len, struct pt_packet *pkt)
+static int decode_cyc(const uint8_t *buf, size_t len, struct ptrec_pt_packet *pkt)
 {
 	uint64_t cycles = buf[0] >> 3;
 	unsigned shift = 5;
@@ -120,8 +120,8 @@ static int decode_cyc(const uint8_t *buf, size_t len, struct pt_packet *pkt)
 #define FIXED(t, s) do { pkt->type = (t); pkt->size = (s); } while (0)
 
 /* Packets that begin with the 02 escape byte. */
-static int decode_ext(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
-                      struct pt_packet *pkt)
+static int decode_ext(const uint8_t *buf, size_t len, enum ptrec_pt_packet_ctx *ctx,
+                      struct ptrec_pt_packet *pkt)
 {
 	uint8_t b1;
 
@@ -266,12 +266,12 @@ static int decode_ext(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
 	return pkt->size;
 }
 
-int pt_packet_decode(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
-                     struct pt_packet *pkt)
+int ptrec_pt_packet_decode(const uint8_t *buf, size_t len, enum ptrec_pt_packet_ctx *ctx,
+                     struct ptrec_pt_packet *pkt)
 {
 	uint8_t b;
 
-	*pkt = (struct pt_packet){0};
+	*pkt = (struct ptrec_pt_packet){0};
 	if (len == 0)
 		return -PTREC_ETRUNC;
 	b = buf[0];
@@ -374,9 +374,9 @@ int pt_packet_decode(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
 	}
 }
 
-const char *pt_packet_name(const struct pt_packet *pkt)
+const char *ptrec_pt_packet_name(const struct ptrec_pt_packet *pkt)
 {
-	switch ((enum pt_packet_type)pkt->type) {
+	switch ((enum ptrec_pt_packet_type)pkt->type) {
 	case PT_PKT_PAD: return "pad";
 	case PT_PKT_PSB: return "psb";
 	case PT_PKT_PSBEND: return "psbend";
@@ -416,7 +416,7 @@ const char *pt_packet_name(const struct pt_packet *pkt)
 }
 
 /* Writes "!" (taken) or "." (not taken) per TNT bit, oldest first. */
-static int format_tnt(const struct pt_packet *pkt, char *buf, size_t len)
+static int format_tnt(const struct ptrec_pt_packet *pkt, char *buf, size_t len)
 {
 	char bits[48];
 	unsigned n = pkt->tnt_count < 47 ? pkt->tnt_count : 47;
@@ -427,12 +427,12 @@ static int format_tnt(const struct pt_packet *pkt, char *buf, size_t len)
 	return snprintf(buf, len, "%s", bits);
 }
 
-int pt_packet_format(const struct pt_packet *pkt, char *buf, size_t len)
+int ptrec_pt_packet_format(const struct ptrec_pt_packet *pkt, char *buf, size_t len)
 {
 	const char *ip = pkt->ip_bit ? ", ip" : "";
 	unsigned long long p = pkt->payload, p2 = pkt->payload2;
 
-	switch ((enum pt_packet_type)pkt->type) {
+	switch ((enum ptrec_pt_packet_type)pkt->type) {
 	case PT_PKT_TNT:
 		return format_tnt(pkt, buf, len);
 	case PT_PKT_TIP:
@@ -498,7 +498,7 @@ int pt_packet_format(const struct pt_packet *pkt, char *buf, size_t len)
 	return snprintf(buf, len, "%s", "");
 }
 
-long pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from)
+long ptrec_pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from)
 {
 	static const uint8_t psb[PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 	                                      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
@@ -517,7 +517,7 @@ long pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from)
 	return -PTREC_ENOSYNC;
 }
 
-int pt_last_ip_update(uint64_t *last_ip, const struct pt_packet *pkt, uint64_t *ip)
+int ptrec_pt_last_ip_update(uint64_t *last_ip, const struct ptrec_pt_packet *pkt, uint64_t *ip)
 {
 	uint64_t v = pkt->payload, last = *last_ip;
 

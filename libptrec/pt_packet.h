@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum pt_packet_type {
+enum ptrec_pt_packet_type {
 	PT_PKT_INVALID = 0, /* not a packet (never returned with a positive size) */
 	PT_PKT_PAD,         /* 00 */
 	PT_PKT_PSB,         /* 02 82 x8: synchronisation boundary (16 bytes) */
@@ -45,15 +45,15 @@ enum pt_packet_type {
 };
 
 /* Block context for BIP packets, carried across calls (perf's BLK_4/BLK_8). */
-enum pt_packet_ctx {
+enum ptrec_pt_packet_ctx {
 	PT_CTX_NONE = 0, /* outside a block */
 	PT_CTX_BLK4 = 4, /* inside a block of 4-byte items (BBP.SZ = 1) */
 	PT_CTX_BLK8 = 8, /* inside a block of 8-byte items (BBP.SZ = 0) */
 };
 
 /* One decoded packet.  Which fields are meaningful depends on type; unused ones are 0. */
-struct pt_packet {
-	uint8_t type;       /* enum pt_packet_type */
+struct ptrec_pt_packet {
+	uint8_t type;       /* enum ptrec_pt_packet_type */
 	uint8_t size;       /* bytes the packet occupies (1..16; PSB 16) */
 	uint8_t ipbytes;    /* TIP/PGE/PGD/FUP: IPBytes field (0,1,2,3,4,6) */
 	uint8_t tnt_count;  /* TNT: number of TNT bits (1..6 short, 1..47 long) */
@@ -84,25 +84,25 @@ struct pt_packet {
  * BIP, FUP and the timing/power packets TSC, TMA, MTC, CYC, CBR, MNT, EXSTOP, PWRE, PWRX.)
  * Returns the packet size (> 0), -PTREC_ETRUNC if buf ends inside the packet, or
  * -PTREC_EFORMAT if the bytes are not a valid packet. */
-int pt_packet_decode(const uint8_t *buf, size_t len, enum pt_packet_ctx *ctx,
-                     struct pt_packet *pkt);
+int ptrec_pt_packet_decode(const uint8_t *buf, size_t len, enum ptrec_pt_packet_ctx *ctx,
+                     struct ptrec_pt_packet *pkt);
 
 /* Returns the name of a packet type as a classic packet dump prints it ("psb", "tnt.8",
  * "tip.pge", ...), or "?". */
-const char *pt_packet_name(const struct pt_packet *pkt);
+const char *ptrec_pt_packet_name(const struct ptrec_pt_packet *pkt);
 
 /* Formats pkt's payload for a packet dump into buf (NUL-terminated, truncated to len).
  * Returns the string length it wanted, like snprintf. */
-int pt_packet_format(const struct pt_packet *pkt, char *buf, size_t len);
+int ptrec_pt_packet_format(const struct ptrec_pt_packet *pkt, char *buf, size_t len);
 
 /* Finds the next PSB at or after buf[from].  Returns its offset, or -PTREC_ENOSYNC. */
-long pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from);
+long ptrec_pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from);
 
 /* Applies an IP packet's compressed payload to *last_ip (SDM "IP compression"):
  * ipbytes 0 = suppressed (returns -PTREC_ENOMAP, last_ip unchanged), 1/2/3 replace the low
  * 16/32/48 bits, 3 sign-extends bit 47, 4 replaces the low 48 bits keeping the upper ones,
  * 6 is the full 64-bit IP.  Returns 0 and stores the full IP in *ip, or -PTREC_EFORMAT for a
  * reserved ipbytes value. */
-int pt_last_ip_update(uint64_t *last_ip, const struct pt_packet *pkt, uint64_t *ip);
+int ptrec_pt_last_ip_update(uint64_t *last_ip, const struct ptrec_pt_packet *pkt, uint64_t *ip);
 
 #endif

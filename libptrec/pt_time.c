@@ -15,7 +15,7 @@
 /* Largest advance (TSC ticks) one packet may cause: a corrupt payload must not wrap time. */
 #define MAX_STEP (1ull << 52)
 
-void pt_time_init(struct pt_time *t, const struct pt_time_config *cfg)
+void ptrec_pt_time_init(struct ptrec_pt_time *t, const struct ptrec_pt_time_config *cfg)
 {
 	memset(t, 0, sizeof(*t));
 	if (cfg)
@@ -24,7 +24,7 @@ void pt_time_init(struct pt_time *t, const struct pt_time_config *cfg)
 		t->cfg.mtc_freq = 15;
 }
 
-void pt_time_lost(struct pt_time *t)
+void ptrec_pt_time_lost(struct ptrec_pt_time *t)
 {
 	t->have_tsc = 0;
 	t->have_ctc = 0;
@@ -45,13 +45,13 @@ static uint64_t scale(uint64_t n, double per)
 	return (uint64_t)v;
 }
 
-static int ctc_ratio_known(const struct pt_time *t)
+static int ctc_ratio_known(const struct ptrec_pt_time *t)
 {
 	return t->cfg.ctc_num && t->cfg.ctc_den;
 }
 
 /* CTC ticks to TSC ticks (0 when the ratio is neither configured nor calibrated). */
-static uint64_t ctc_to_tsc(const struct pt_time *t, uint64_t n)
+static uint64_t ctc_to_tsc(const struct ptrec_pt_time *t, uint64_t n)
 {
 	if (ctc_ratio_known(t)) {
 		uint64_t num = t->cfg.ctc_num, den = t->cfg.ctc_den;
@@ -62,7 +62,7 @@ static uint64_t ctc_to_tsc(const struct pt_time *t, uint64_t n)
 }
 
 /* TSC ticks per core cycle: P1/CBR when both are known, else the calibrated value (0 = none). */
-static double tsc_per_cyc(const struct pt_time *t)
+static double tsc_per_cyc(const struct ptrec_pt_time *t)
 {
 	if (t->cfg.nominal_ratio && t->cbr)
 		return (double)t->cfg.nominal_ratio / (double)t->cbr;
@@ -71,7 +71,7 @@ static double tsc_per_cyc(const struct pt_time *t)
 
 /* An exact time v from a TSC (is_tsc) or an MTC packet: the new base for CYC, a cycle
  * calibration point, and the reported time unless an estimate is already past it. */
-static void exact_time(struct pt_time *t, uint64_t v, int is_tsc)
+static void exact_time(struct ptrec_pt_time *t, uint64_t v, int is_tsc)
 {
 	if (t->cal_cyc_valid && t->cal_cyc >= CYC_CAL_MIN && v > t->cal_tsc)
 		t->tsc_per_cyc = (double)(v - t->cal_tsc) / (double)t->cal_cyc;
@@ -93,7 +93,7 @@ static void exact_time(struct pt_time *t, uint64_t v, int is_tsc)
 	t->cycle_accurate = 0;
 }
 
-static void on_tsc(struct pt_time *t, uint64_t v)
+static void on_tsc(struct ptrec_pt_time *t, uint64_t v)
 {
 	if (!t->have_tsc)
 		t->cyc_ref_valid = 0;
@@ -101,7 +101,7 @@ static void on_tsc(struct pt_time *t, uint64_t v)
 	t->have_ctc = 0; /* until its TMA */
 }
 
-static void on_tma(struct pt_time *t, uint64_t ctc16, uint64_t fc)
+static void on_tma(struct ptrec_pt_time *t, uint64_t ctc16, uint64_t fc)
 {
 	if (!t->have_tsc)
 		return;
@@ -123,7 +123,7 @@ static void on_tma(struct pt_time *t, uint64_t ctc16, uint64_t fc)
 	t->ctc_valid = 1;
 }
 
-static void on_mtc(struct pt_time *t, uint64_t payload)
+static void on_mtc(struct ptrec_pt_time *t, uint64_t payload)
 {
 	if (!t->have_ctc)
 		return;
@@ -148,7 +148,7 @@ static void on_mtc(struct pt_time *t, uint64_t payload)
 	exact_time(t, t->ctc_base_tsc + ctc_to_tsc(t, d), 0);
 }
 
-static void on_cyc(struct pt_time *t, uint64_t cycles)
+static void on_cyc(struct ptrec_pt_time *t, uint64_t cycles)
 {
 	if (!t->have_tsc)
 		return;
@@ -180,7 +180,7 @@ static void on_cyc(struct pt_time *t, uint64_t cycles)
 	t->cycle_accurate = 1;
 }
 
-void pt_time_update(struct pt_time *t, const struct pt_packet *pkt)
+void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt)
 {
 	switch (pkt->type) {
 	case PT_PKT_TSC:
@@ -203,7 +203,7 @@ void pt_time_update(struct pt_time *t, const struct pt_packet *pkt)
 	}
 }
 
-unsigned pt_time_now(const struct pt_time *t, uint64_t *tsc)
+unsigned ptrec_pt_time_now(const struct ptrec_pt_time *t, uint64_t *tsc)
 {
 	if (!t->have_tsc) {
 		*tsc = 0;

@@ -24,15 +24,15 @@
 #include <stdint.h>
 
 /* Only a pointer is needed here: users that also include libipt's intel-pt.h (which has its
- * own struct pt_packet) can include this header without pt_packet.h. */
-struct pt_packet;
+ * own struct ptrec_pt_packet) can include this header without pt_packet.h. */
+struct ptrec_pt_packet;
 
 /* How far (TSC ticks) a TSC packet may lie behind the current estimate and still be taken as
  * "the estimate ran ahead" rather than as a new time. */
 #define PT_TIME_SLIP 0x10000u
 
 /* What the caller knows about the clocks (0 = unknown, except mtc_freq: see there). */
-struct pt_time_config {
+struct ptrec_pt_time_config {
 	uint32_t ctc_den;       /* CPUID.15H:EAX, TSC/crystal ratio denominator */
 	uint32_t ctc_num;       /* CPUID.15H:EBX, TSC/crystal ratio numerator */
 	uint8_t mtc_freq;       /* IA32_RTIT_CTL.MTCFreq (perf mtc_period), 0..15, taken as given */
@@ -40,8 +40,8 @@ struct pt_time_config {
 };
 
 /* Timing state. */
-struct pt_time {
-	struct pt_time_config cfg; /* clocks as configured */
+struct ptrec_pt_time {
+	struct ptrec_pt_time_config cfg; /* clocks as configured */
 	uint64_t tsc;              /* reported time in TSC ticks (monotonic while have_tsc) */
 	int have_tsc;              /* a TSC packet has been seen (time is known) */
 	int cycle_accurate;        /* CYC moved the time since the last TSC/MTC */
@@ -65,16 +65,16 @@ struct pt_time {
 };
 
 /* Resets t with the given clock knowledge (cfg may be NULL = nothing known). */
-void pt_time_init(struct pt_time *t, const struct pt_time_config *cfg);
+void ptrec_pt_time_init(struct ptrec_pt_time *t, const struct ptrec_pt_time_config *cfg);
 
 /* Forgets the current time (after an overflow or a resync); calibration is kept. */
-void pt_time_lost(struct pt_time *t);
+void ptrec_pt_time_lost(struct ptrec_pt_time *t);
 
 /* Applies a timing packet (TSC, TMA, MTC, CYC, CBR); other packet types are ignored. */
-void pt_time_update(struct pt_time *t, const struct pt_packet *pkt);
+void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt);
 
 /* Returns the PTREC_BRF_HAS_TIME / PTREC_BRF_CYCLE flags for the current time and stores the
  * timestamp in *tsc (0 when there is no time). */
-unsigned pt_time_now(const struct pt_time *t, uint64_t *tsc);
+unsigned ptrec_pt_time_now(const struct ptrec_pt_time *t, uint64_t *tsc);
 
 #endif

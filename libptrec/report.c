@@ -157,7 +157,7 @@ void ptrec_report_free(struct ptrec_report *r)
 		free(r->threads[i].stack);
 	}
 	free(r->threads);
-	pt_img_free(r->pt_image);
+	ptrec_pt_img_free(r->pt_image);
 	ptrec_symbolizer_free(&r->sym);
 	ptrec_warnings_free(&r->warnings);
 	memset(r, 0, sizeof(*r));

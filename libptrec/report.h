@@ -13,7 +13,7 @@
 #include "symbolize.h"
 #include "warnings.h"
 
-struct pt_img;
+struct ptrec_pt_img;
 
 /* Output formats. */
 enum ptrec_report_format {
@@ -65,7 +65,7 @@ struct ptrec_report {
 	char fault_bytes_file[4096];
 	uint64_t backtrace[128];             /* frame-pointer backtrace, [0] = fault_pc */
 	size_t nbacktrace;
-	struct pt_img *pt_image;           /* code image for intel_pt rings, built on demand */
+	struct ptrec_pt_img *pt_image;           /* code image for intel_pt rings, built on demand */
 };
 
 /* Fills opt with defaults. */

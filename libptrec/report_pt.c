@@ -26,7 +26,7 @@ static int build_image(struct ptrec_report *r)
 	const struct ptrec_dump *d = r->dump;
 	size_t added = 0;
 
-	r->pt_image = pt_img_new();
+	r->pt_image = ptrec_pt_img_new();
 	if (!r->pt_image)
 		return -PTREC_ENOMEM;
 	for (size_t i = 0; i < s->nmods; i++) {
@@ -39,7 +39,7 @@ static int build_image(struct ptrec_report *r)
 			const struct ptrec_elf_load *l = &m->elf.loads[k];
 			if (!(l->flags & PF_X) || !l->filesz)
 				continue;
-			if (pt_img_add_bytes(r->pt_image, l->vaddr + m->bias, m->elf.data + l->offset,
+			if (ptrec_pt_img_add_bytes(r->pt_image, l->vaddr + m->bias, m->elf.data + l->offset,
 			                       (size_t)l->filesz, 0) == 0)
 				added++;
 		}
@@ -48,7 +48,7 @@ static int build_image(struct ptrec_report *r)
 		const struct ptrec_dump_memory_rec *mr = &d->memory[i];
 		if (mr->hdr.kind != PTREC_MEM_CODE || !mr->hdr.size)
 			continue;
-		if (pt_img_add_bytes(r->pt_image, mr->hdr.vaddr, mr->bytes, (size_t)mr->hdr.size,
+		if (ptrec_pt_img_add_bytes(r->pt_image, mr->hdr.vaddr, mr->bytes, (size_t)mr->hdr.size,
 		                       0) == 0)
 			added++;
 	}
@@ -62,9 +62,9 @@ int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t
 {
 	const struct ptrec_dump_thread *h = &t->rec->hdr;
 	const struct ptrec_dump_process *p = &r->dump->process;
-	struct pt_flow_last_opts opts;
-	struct pt_flow_cpu cpu;
-	struct pt_flow_stats stats;
+	struct ptrec_pt_flow_last_opts opts;
+	struct ptrec_pt_flow_cpu cpu;
+	struct ptrec_pt_flow_stats stats;
 	struct branch_ring ring;
 	struct ptrec_branch *store;
 	size_t keep = r->opt.branches > PT_KEEP_MIN ? r->opt.branches : PT_KEEP_MIN, n;
@@ -77,18 +77,18 @@ int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t
 	store = malloc(keep * sizeof(*store));
 	if (!store)
 		return -PTREC_ENOMEM;
-	branch_ring_init(&ring, store, keep);
+	ptrec_branch_ring_init(&ring, store, keep);
 	memset(&opts, 0, sizeof(opts));
 	memset(&cpu, 0, sizeof(cpu));
 	cpu.family = (uint16_t)p->cpu_family;
 	cpu.model = (uint16_t)p->cpu_model;
 	cpu.stepping = (uint16_t)p->cpu_stepping;
-	opts.errata = pt_flow_cpu_errata(&cpu);
+	opts.errata = ptrec_pt_flow_cpu_errata(&cpu);
 	opts.time.ctc_den = h->tsc_ratio_d;
 	opts.time.ctc_num = h->tsc_ratio_n;
 	opts.time.mtc_freq = (uint8_t)h->mtc_period;
 	opts.time.nominal_ratio = (uint8_t)h->nom_freq;
-	rc = pt_flow_decode_last(t->rec->data, (size_t)h->data_size, r->pt_image, &opts, &ring,
+	rc = ptrec_pt_flow_decode_last(t->rec->data, (size_t)h->data_size, r->pt_image, &opts, &ring,
 	                         &stats);
 	if (rc < 0 && rc != -PTREC_ERATE) {
 		free(store);
@@ -105,14 +105,14 @@ int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t
 	if (stats.overflows)
 		ptrec_warn(&r->warnings, "thread %" PRIu32 ": %" PRIu64 " hardware overflow(s) in "
 		           "the intel_pt trace", h->tid, stats.overflows);
-	n = branch_ring_count(&ring);
+	n = ptrec_branch_ring_count(&ring);
 	t->branches = malloc((n ? n : 1) * sizeof(*t->branches));
 	if (!t->branches) {
 		free(store);
 		return -PTREC_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
-		t->branches[i] = *branch_ring_get(&ring, i);
+		t->branches[i] = *ptrec_branch_ring_get(&ring, i);
 	t->nbranches = n;
 	t->total_branches = stats.events;
 	free(store);

@@ -288,8 +288,8 @@ static unsigned class_0f01(uint8_t modrm, const struct ild_state *s)
 
 /* The decoder proper; inlined once per mode so that the mode tests fold away. */
 static inline __attribute__((always_inline)) int
-ild_decode(const uint8_t *b, size_t len, uint64_t ip, const enum x86_mode mode,
-           struct x86_insn *insn)
+ild_decode(const uint8_t *b, size_t len, uint64_t ip, const enum ptrec_x86_mode mode,
+           struct ptrec_x86_insn *insn)
 {
 	struct ild_state s = { 0 };
 	size_t i = 0;
@@ -615,8 +615,8 @@ have_attr:
 	return (int)n;
 }
 
-int x86_ild_decode(const uint8_t *b, size_t len, uint64_t ip, enum x86_mode mode,
-                   struct x86_insn *insn)
+int ptrec_x86_ild_decode(const uint8_t *b, size_t len, uint64_t ip, enum ptrec_x86_mode mode,
+                   struct ptrec_x86_insn *insn)
 {
 	switch (mode) {
 	case X86_MODE_64:
@@ -630,7 +630,7 @@ int x86_ild_decode(const uint8_t *b, size_t len, uint64_t ip, enum x86_mode mode
 	}
 }
 
-const char *x86_iclass_name(unsigned iclass)
+const char *ptrec_x86_iclass_name(unsigned iclass)
 {
 	static const char *const names[X86_IC_COUNT_] = {
 		[X86_IC_OTHER] = "other",

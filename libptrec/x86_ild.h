@@ -8,14 +8,14 @@
 #include <stdint.h>
 
 /* Execution mode (default operand/address size of the code segment). */
-enum x86_mode {
+enum ptrec_x86_mode {
 	X86_MODE_16 = 0, /* 16-bit code (CS.D = 0, CS.L = 0) */
 	X86_MODE_32 = 1, /* 32-bit code (CS.D = 1, CS.L = 0) */
 	X86_MODE_64 = 2, /* 64-bit code (CS.L = 1) */
 };
 
 /* What an instruction does to control flow, as Intel PT sees it. */
-enum x86_iclass {
+enum ptrec_x86_iclass {
 	X86_IC_OTHER = 0,     /* falls through to the next instruction */
 	X86_IC_JCC,           /* conditional direct jump: Jcc, JrCXZ, LOOP/LOOPcc (TNT bit) */
 	X86_IC_JMP,           /* unconditional direct near jump (rel8/rel16/rel32, APX JMPABS) */
@@ -34,11 +34,11 @@ enum x86_iclass {
 #define X86_INSN_HAS_TARGET 0x1u /* target is valid: a direct branch's destination */
 
 /* One decoded instruction. */
-struct x86_insn {
+struct ptrec_x86_insn {
 	uint8_t length;  /* 1..15 bytes */
-	uint8_t iclass;  /* enum x86_iclass */
+	uint8_t iclass;  /* enum ptrec_x86_iclass */
 	uint8_t flags;   /* X86_INSN_* */
-	uint8_t mode;    /* enum x86_mode it was decoded in */
+	uint8_t mode;    /* enum ptrec_x86_mode it was decoded in */
 	uint32_t reserved;
 	uint64_t target; /* destination of a direct JCC/JMP/CALL (ip + length + disp, truncated
 	                    to the operand size; absolute for JMPABS) when X86_INSN_HAS_TARGET */
@@ -48,10 +48,10 @@ struct x86_insn {
  * Returns the length (1..15) and fills *insn, -PTREC_ETRUNC if len is too short for the
  * instruction, or -PTREC_EFORMAT for an invalid encoding (undefined opcode, over 15 bytes,
  * an opcode invalid in this mode). */
-int x86_ild_decode(const uint8_t *bytes, size_t len, uint64_t ip, enum x86_mode mode,
-                   struct x86_insn *insn);
+int ptrec_x86_ild_decode(const uint8_t *bytes, size_t len, uint64_t ip, enum ptrec_x86_mode mode,
+                   struct ptrec_x86_insn *insn);
 
 /* Returns a short name of an iclass ("other", "jcc", "jmp", ...), or "?". */
-const char *x86_iclass_name(unsigned iclass);
+const char *ptrec_x86_iclass_name(unsigned iclass);
 
 #endif

@@ -37,19 +37,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ncode = size - 1;
 	const uint8_t *trace = data + 1 + ncode;
 	size_t ntrace = size - 1 - ncode;
-	struct pt_img *img = pt_img_new();
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	FUZZ_ASSERT(img);
 	if (ncode)
-		FUZZ_ASSERT(pt_img_add_bytes(img, 0x1000, data + 1, ncode, 1) == 0);
+		FUZZ_ASSERT(ptrec_pt_img_add_bytes(img, 0x1000, data + 1, ncode, 1) == 0);
 
 	for (unsigned errata = 0; errata < 2; errata++) {
-		struct pt_flow_config cfg = {trace, ntrace, img, errata ? 7u : 0u, {0, 0, 0, 0}};
-		struct pt_flow *f = pt_flow_new(&cfg);
+		struct ptrec_pt_flow_config cfg = {trace, ntrace, img, errata ? 7u : 0u, {0, 0, 0, 0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		FUZZ_ASSERT(f);
-		struct pt_flow_run run;
+		struct ptrec_pt_flow_run run;
 		uint64_t insns = 0, nrun = 0;
 		int e;
-		while ((e = pt_flow_next_run(f, &run)) > 0) {
+		while ((e = ptrec_pt_flow_next_run(f, &run)) > 0) {
 			FUZZ_ASSERT(run.ninsn <= 4096);
 			for (uint32_t i = 0; i < run.ninsn; i++)
 				FUZZ_ASSERT(run.len[i] >= 1 && run.len[i] <= 15);
@@ -58,20 +58,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_ASSERT(++nrun < 100000000);
 		}
 		FUZZ_ASSERT(e == 0);
-		FUZZ_ASSERT(pt_flow_stats(f)->insns == insns);
-		pt_flow_free(f);
+		FUZZ_ASSERT(ptrec_pt_flow_stats(f)->insns == insns);
+		ptrec_pt_flow_free(f);
 
 		/* The instruction iterator reports the same number of instructions. */
-		f = pt_flow_new(&cfg);
-		struct pt_flow_insn insn;
+		f = ptrec_pt_flow_new(&cfg);
+		struct ptrec_pt_flow_insn insn;
 		struct ptrec_branch ev;
 		uint64_t n2 = 0;
-		while ((e = pt_flow_next_insn(f, &insn, &ev, NULL)) > 0)
+		while ((e = ptrec_pt_flow_next_insn(f, &insn, &ev, NULL)) > 0)
 			if (e == PT_FLOW_INSN)
 				n2++;
 		FUZZ_ASSERT(e == 0 && n2 == insns);
-		pt_flow_free(f);
+		ptrec_pt_flow_free(f);
 	}
-	pt_img_free(img);
+	ptrec_pt_img_free(img);
 	return 0;
 }

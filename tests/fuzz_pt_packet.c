@@ -35,13 +35,13 @@ static const uint8_t psb_bytes[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
                                       2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
 
 /* Checks everything about the packet decoded (or not) at p[0..avail). */
-static int check_one(const uint8_t *p, size_t avail, enum pt_packet_ctx *ctx, uint64_t *last_ip)
+static int check_one(const uint8_t *p, size_t avail, enum ptrec_pt_packet_ctx *ctx, uint64_t *last_ip)
 {
-	struct pt_packet pkt, again;
-	enum pt_packet_ctx in = *ctx, c2;
+	struct ptrec_pt_packet pkt, again;
+	enum ptrec_pt_packet_ctx in = *ctx, c2;
 	uint8_t tail[32];
 	char text[256];
-	int r = pt_packet_decode(p, avail, ctx, &pkt);
+	int r = ptrec_pt_packet_decode(p, avail, ctx, &pkt);
 
 	if (r < 0) {
 		FUZZ_ASSERT(r == -PTREC_ETRUNC || r == -PTREC_EFORMAT);
@@ -62,30 +62,30 @@ static int check_one(const uint8_t *p, size_t avail, enum pt_packet_ctx *ctx, ui
 		memset(tail, fill ? 0xff : 0x02, sizeof(tail));
 		memcpy(tail, p, (size_t)r);
 		c2 = in;
-		FUZZ_ASSERT(pt_packet_decode(tail, sizeof(tail), &c2, &again) == r);
+		FUZZ_ASSERT(ptrec_pt_packet_decode(tail, sizeof(tail), &c2, &again) == r);
 		FUZZ_ASSERT(memcmp(&again, &pkt, sizeof(pkt)) == 0);
 		FUZZ_ASSERT(c2 == *ctx);
 	}
 	/* every strict prefix is a truncation, and leaves the context alone */
 	for (int k = 0; k < r; k++) {
 		c2 = in;
-		FUZZ_ASSERT(pt_packet_decode(p, (size_t)k, &c2, &again) == -PTREC_ETRUNC);
+		FUZZ_ASSERT(ptrec_pt_packet_decode(p, (size_t)k, &c2, &again) == -PTREC_ETRUNC);
 		FUZZ_ASSERT(c2 == in);
 	}
 
-	FUZZ_ASSERT(strcmp(pt_packet_name(&pkt), "?") != 0);
+	FUZZ_ASSERT(strcmp(ptrec_pt_packet_name(&pkt), "?") != 0);
 	{
-		int n = pt_packet_format(&pkt, text, sizeof(text));
+		int n = ptrec_pt_packet_format(&pkt, text, sizeof(text));
 		FUZZ_ASSERT(n >= 0 && (size_t)n < sizeof(text) && strlen(text) == (size_t)n);
 		/* a short buffer truncates but stays terminated */
 		char small[5];
-		FUZZ_ASSERT(pt_packet_format(&pkt, small, sizeof(small)) == n);
+		FUZZ_ASSERT(ptrec_pt_packet_format(&pkt, small, sizeof(small)) == n);
 		FUZZ_ASSERT(strlen(small) == ((size_t)n < sizeof(small) ? (size_t)n : sizeof(small) - 1));
 	}
 	if (pkt.type == PT_PKT_TIP || pkt.type == PT_PKT_TIP_PGE || pkt.type == PT_PKT_TIP_PGD ||
 	    pkt.type == PT_PKT_FUP) {
 		uint64_t before = *last_ip, ip = 0;
-		int u = pt_last_ip_update(last_ip, &pkt, &ip);
+		int u = ptrec_pt_last_ip_update(last_ip, &pkt, &ip);
 
 		if (pkt.ipbytes == 0) {
 			FUZZ_ASSERT(u == -PTREC_ENOMAP && *last_ip == before);
@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	enum pt_packet_ctx ctx = PT_CTX_NONE;
+	enum ptrec_pt_packet_ctx ctx = PT_CTX_NONE;
 	uint64_t last_ip = 0;
 	size_t off = 0;
 	long psb;
@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* PSB search: every hit is a PSB, hits are found in order, nothing is missed */
 	for (size_t from = 0;; from = (size_t)psb + 1) {
-		psb = pt_packet_find_psb(data, size, from);
+		psb = ptrec_pt_packet_find_psb(data, size, from);
 		for (size_t i = from; i < (psb >= 0 ? (size_t)psb : size); i++)
 			FUZZ_ASSERT(i + 16 > size || memcmp(data + i, psb_bytes, 16) != 0);
 		if (psb < 0)

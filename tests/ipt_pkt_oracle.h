@@ -1,5 +1,5 @@
 /* ipt_pkt_oracle.h — libipt's packet decoder as a test oracle, behind a neutral interface
- * (libipt's intel-pt.h and our pt_packet.h both define struct pt_packet, so they cannot meet in
+ * (libipt's intel-pt.h and our pt_packet.h both define struct ptrec_pt_packet, so they cannot meet in
  * one translation unit).  Test-only; built when configure finds libipt. */
 #ifndef PTREC_TEST_IPT_PKT_ORACLE_H
 #define PTREC_TEST_IPT_PKT_ORACLE_H

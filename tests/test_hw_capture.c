@@ -57,7 +57,7 @@ static int check_pt(const struct ptrec_ring_view *v)
 {
 	size_t len;
 	uint8_t *buf = linearize(v, &len);
-	long at = buf ? pt_packet_find_psb(buf, len, 0) : -1;
+	long at = buf ? ptrec_pt_packet_find_psb(buf, len, 0) : -1;
 	unsigned psbs = 0, tips = 0, hits = 0;
 	uint64_t last_ip = 0, ip;
 
@@ -66,13 +66,13 @@ static int check_pt(const struct ptrec_ring_view *v)
 		free(buf);
 		return 0;
 	}
-	enum pt_packet_ctx ctx = PT_CTX_NONE;
+	enum ptrec_pt_packet_ctx ctx = PT_CTX_NONE;
 	for (size_t off = (size_t)at; off < len;) {
-		struct pt_packet p;
-		int n = pt_packet_decode(buf + off, len - off, &ctx, &p);
+		struct ptrec_pt_packet p;
+		int n = ptrec_pt_packet_decode(buf + off, len - off, &ctx, &p);
 
 		if (n <= 0) {  /* resynchronise at the next PSB */
-			long next = pt_packet_find_psb(buf, len, off + 1);
+			long next = ptrec_pt_packet_find_psb(buf, len, off + 1);
 			if (next < 0)
 				break;
 			off = (size_t)next;
@@ -85,7 +85,7 @@ static int check_pt(const struct ptrec_ring_view *v)
 		/* Every IP packet moves last-IP (suppressed ones excepted); count the TIPs. */
 		if ((p.type == PT_PKT_TIP || p.type == PT_PKT_TIP_PGE || p.type == PT_PKT_TIP_PGD ||
 		     p.type == PT_PKT_FUP) &&
-		    pt_last_ip_update(&last_ip, &p, &ip) == 0 && p.type == PT_PKT_TIP) {
+		    ptrec_pt_last_ip_update(&last_ip, &p, &ip) == 0 && p.type == PT_PKT_TIP) {
 			tips++;
 			if (ip == (uint64_t)(uintptr_t)hw_leaf)
 				hits++;

@@ -1,7 +1,7 @@
 /* test_ild_objdump.c — differential test of the x86 instruction-length decoder against objdump.
  *
  * For every instruction that `$OBJDUMP -d` disassembles in a corpus of binaries on this machine,
- * x86_ild_decode() must return objdump's length, and our branch class must be the one objdump's
+ * ptrec_x86_ild_decode() must return objdump's length, and our branch class must be the one objdump's
  * mnemonic names (jcc, jmp, call, indirect jmp/call, ret, far transfers, ptwrite, other).
  * Lines objdump prints as "(bad)" are skipped; a lone prefix objdump prints on its own line
  * ("rex.W", "data16", "fs", ...) is checked as part of the instruction that follows it, the way
@@ -48,7 +48,7 @@ static int is_prefix_word(const char *w)
 }
 
 /* Returns 1 if c is a legacy prefix byte (or REX in 64-bit mode). */
-static int is_prefix_byte(uint8_t c, enum x86_mode mode)
+static int is_prefix_byte(uint8_t c, enum ptrec_x86_mode mode)
 {
 	return c == 0x66 || c == 0x67 || c == 0xf2 || c == 0xf3 || c == 0xf0 || c == 0x26 ||
 	       c == 0x2e || c == 0x36 || c == 0x3e || c == 0x64 || c == 0x65 ||
@@ -112,7 +112,7 @@ static unsigned expected_class(const char *m, const char *ops)
  * VEX, EVEX or XOP prefix: #UD per SDM Vol. 2 2.3.2 ("Any VEX-encoded instruction with a
  * LOCK/66H/F2H/F3H/REX prefix preceding VEX will #UD"; likewise EVEX 2.7 and XOP), which
  * objdump still disassembles. */
-static int prefix_before_vex(const uint8_t *b, unsigned n, enum x86_mode mode)
+static int prefix_before_vex(const uint8_t *b, unsigned n, enum ptrec_x86_mode mode)
 {
 	int bad = 0;
 	for (unsigned k = 0; k + 1 < n; k++) {
@@ -178,12 +178,12 @@ static unsigned show_max = 40;
 static uint64_t shown;
 
 /* Decodes and compares insns[0..upto) of the run; drops bytes no longer needed. */
-static void check_pending(struct totals *t, enum x86_mode mode, const char *file, uint32_t upto)
+static void check_pending(struct totals *t, enum ptrec_x86_mode mode, const char *file, uint32_t upto)
 {
 	for (uint32_t k = 0; k < upto; k++) {
 		struct pending *p = &run.insns[k];
-		struct x86_insn insn;
-		int r = x86_ild_decode(run.bytes + p->off, run.nbytes - p->off, p->addr, mode, &insn);
+		struct ptrec_x86_insn insn;
+		int r = ptrec_x86_ild_decode(run.bytes + p->off, run.nbytes - p->off, p->addr, mode, &insn);
 		t->checked++;
 		if (p->iclass == EXPECT_UD) {
 			t->sdm_ud++;
@@ -202,11 +202,11 @@ static void check_pending(struct totals *t, enum x86_mode mode, const char *file
 			snprintf(hex + 3 * j, 4, "%02x ", run.bytes[p->off + j]);
 		fprintf(stderr, "MISMATCH %s:%#" PRIx64 " mode %d: %s| objdump len %u %s \"%s\"; ours ",
 		        file, p->addr, 16 << mode, hex, p->len,
-		        p->iclass == EXPECT_UD ? "expected-#UD" : x86_iclass_name(p->iclass), p->text);
+		        p->iclass == EXPECT_UD ? "expected-#UD" : ptrec_x86_iclass_name(p->iclass), p->text);
 		if (r < 0)
 			fprintf(stderr, "error %s\n", ptrec_strerror(r));
 		else
-			fprintf(stderr, "len %d %s\n", r, x86_iclass_name(insn.iclass));
+			fprintf(stderr, "len %d %s\n", r, ptrec_x86_iclass_name(insn.iclass));
 	}
 	/* keep the unchecked ones and the bytes from the first of them */
 	uint32_t drop = upto < run.ninsns ? run.insns[upto].off : run.nbytes;
@@ -220,7 +220,7 @@ static void check_pending(struct totals *t, enum x86_mode mode, const char *file
 }
 
 /* Checks everything held (the run ended: a gap, a new section, the end of the file). */
-static void flush_run(struct totals *t, enum x86_mode mode, const char *file)
+static void flush_run(struct totals *t, enum ptrec_x86_mode mode, const char *file)
 {
 	if (run.carry) { /* a trailing lone prefix: objdump could not attach it to anything */
 		run.ninsns--;
@@ -232,7 +232,7 @@ static void flush_run(struct totals *t, enum x86_mode mode, const char *file)
 }
 
 /* Checks the instructions that have 15 bytes after them (or all, near the buffer limits). */
-static void drain_run(struct totals *t, enum x86_mode mode, const char *file)
+static void drain_run(struct totals *t, enum ptrec_x86_mode mode, const char *file)
 {
 	uint32_t upto = 0;
 	uint32_t limit = run.ninsns - (run.carry ? 1 : 0);
@@ -242,7 +242,7 @@ static void drain_run(struct totals *t, enum x86_mode mode, const char *file)
 }
 
 /* Parses one line of objdump -d output and feeds the run. */
-static void feed_line(struct totals *t, enum x86_mode mode, const char *file, char *line)
+static void feed_line(struct totals *t, enum ptrec_x86_mode mode, const char *file, char *line)
 {
 	char *s = line;
 	while (*s == ' ')
@@ -438,7 +438,7 @@ static int elf_bits(const char *path)
 
 /* Runs objdump on path with extra options and checks every instruction in mode. */
 static int check_file(const char *objdump, const char *opts, const char *path,
-                      enum x86_mode mode, struct totals *t)
+                      enum ptrec_x86_mode mode, struct totals *t)
 {
 	if (strchr(path, '\'') || strchr(objdump, '\''))
 		return 0;
@@ -469,7 +469,7 @@ static void print_totals(const char *what, const struct totals *t)
 	       what, t->checked, t->mismatches, t->bad, t->prefix_lines, t->fwait_split, t->sdm_ud,
 	       t->continuations, t->data_lines, t->fred);
 	for (unsigned c = 0; c < X86_IC_COUNT_; c++)
-		printf(" %s %" PRIu64, x86_iclass_name(c), t->per_class[c]);
+		printf(" %s %" PRIu64, ptrec_x86_iclass_name(c), t->per_class[c]);
 	printf("\n");
 }
 
@@ -503,7 +503,7 @@ static unsigned ndone;
  * t->checked reaches min (or all of them when all != 0); symlinks are skipped (their targets
  * are in the same directory), as are the files in done_paths. */
 static void scan_dir(const char *objdump, const char *dir, int only_so, int bits,
-                     const char *opts, enum x86_mode mode, uint64_t min, int all,
+                     const char *opts, enum ptrec_x86_mode mode, uint64_t min, int all,
                      struct totals *t)
 {
 	DIR *dp = opendir(dir);
@@ -644,7 +644,7 @@ static void candidate(struct blob *bl, const uint8_t *head, size_t nhead, uint8_
 /* Every opcode of the one-byte, 0F, 0F38 and 0F3A maps with prefixes none/66/67/F2/F3/F0
  * (and REX.W in 64-bit mode), each ModRM form; every VEX (maps 0F/0F38/0F3A, all pp, W),
  * EVEX (maps 1, 2, 3, 5, 6, all pp, W) and XOP (maps 8, 9, A) opcode with a few forms. */
-static void synth(struct blob *bl, enum x86_mode mode)
+static void synth(struct blob *bl, enum ptrec_x86_mode mode)
 {
 	static const uint8_t pfx[] = { 0, 0x66, 0x67, 0xf2, 0xf3, 0xf0, 0x48 };
 	static const uint8_t esc[4][2] = { { 0 }, { 0x0f }, { 0x0f, 0x38 }, { 0x0f, 0x3a } };
@@ -735,7 +735,7 @@ static void synth(struct blob *bl, enum x86_mode mode)
 
 /* Writes the synthetic corpus for mode to a file, disassembles it with objdump -b binary and
  * checks every instruction; 0 on success, -1 if no file could be written. */
-static int synthetic_part(const char *objdump, enum x86_mode mode, struct totals *t)
+static int synthetic_part(const char *objdump, enum ptrec_x86_mode mode, struct totals *t)
 {
 	const char *bld = getenv("top_builddir");
 	char path[4096];
@@ -833,7 +833,7 @@ int main(void)
 	};
 	for (int m = X86_MODE_16; m <= X86_MODE_64; m++) {
 		ncandidates = 0;
-		if (synthetic_part(objdump, (enum x86_mode)m, &ts[m]) == 0) {
+		if (synthetic_part(objdump, (enum ptrec_x86_mode)m, &ts[m]) == 0) {
 			print_totals(sname[m], &ts[m]);
 			printf("  %lu candidates, each followed by NOPs\n", ncandidates);
 		}

@@ -192,9 +192,9 @@ static const struct code code[] = {
 	{0xa000, "eb02 9090 e8f7ffffff"},
 };
 
-static struct pt_img *make_image(void)
+static struct ptrec_pt_img *make_image(void)
 {
-	struct pt_img *img = pt_img_new();
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++) {
 		uint8_t bytes[64];
 		size_t n = 0;
@@ -208,13 +208,13 @@ static struct pt_img *make_image(void)
 			bytes[n++] = (uint8_t)v;
 			p += 2;
 		}
-		if (pt_img_add_bytes(img, code[i].at, bytes, n, 1))
+		if (ptrec_pt_img_add_bytes(img, code[i].at, bytes, n, 1))
 			return NULL;
 	}
 	return img;
 }
 
-static struct pt_img *image;
+static struct ptrec_pt_img *image;
 
 static void append(char *out, size_t cap, const char *s)
 {
@@ -232,13 +232,13 @@ static const char *listing(const struct tb *t, unsigned errata)
 	static char out[16384];
 	char s[64];
 	out[0] = 0;
-	struct pt_flow_config cfg = {t->b, t->n, image, errata, {0, 0, 0, 0}};
-	struct pt_flow *f = pt_flow_new(&cfg);
-	struct pt_flow_insn insn;
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, errata, {0, 0, 0, 0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_insn insn;
 	struct ptrec_branch ev;
-	struct pt_flow_run run;
+	struct ptrec_pt_flow_run run;
 	int e, guard = 0;
-	while ((e = pt_flow_next_insn(f, &insn, &ev, &run)) > 0 && guard++ < 10000) {
+	while ((e = ptrec_pt_flow_next_insn(f, &insn, &ev, &run)) > 0 && guard++ < 10000) {
 		if (e == PT_FLOW_INSN) {
 			snprintf(s, sizeof(s), "%" PRIx64, insn.ip);
 		} else if (run.aux == PT_FLOW_AUX_PTW) {
@@ -262,7 +262,7 @@ static const char *listing(const struct tb *t, unsigned errata)
 	}
 	if (e < 0)
 		append(out, sizeof(out), "ERROR");
-	pt_flow_free(f);
+	ptrec_pt_flow_free(f);
 	return out;
 }
 
@@ -272,11 +272,11 @@ static const char *branches(const struct tb *t)
 	static char out[16384];
 	char s[96];
 	out[0] = 0;
-	struct pt_flow_config cfg = {t->b, t->n, image, 0, {0, 0, 0, 0}};
-	struct pt_flow *f = pt_flow_new(&cfg);
-	struct pt_flow_run run;
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_run run;
 	int guard = 0;
-	while (pt_flow_next_run(f, &run) > 0 && guard++ < 10000) {
+	while (ptrec_pt_flow_next_run(f, &run) > 0 && guard++ < 10000) {
 		const struct ptrec_branch *ev = &run.ev;
 		if (ev->kind == PTREC_BR_NONE)
 			continue;
@@ -286,7 +286,7 @@ static const char *branches(const struct tb *t)
 		         ev->flags & PTREC_BRF_COMPRESSED_RET ? "c" : "");
 		append(out, sizeof(out), s);
 	}
-	pt_flow_free(f);
+	ptrec_pt_flow_free(f);
 	return out;
 }
 
@@ -605,39 +605,39 @@ static void test_ptw(void)
 
 static void test_timing(void)
 {
-	struct pt_time tm;
-	struct pt_time_config cfg = {1, 2, 0, 20}; /* TSC = 2 x CTC, nominal ratio 20 */
-	struct pt_packet p;
+	struct ptrec_pt_time tm;
+	struct ptrec_pt_time_config cfg = {1, 2, 0, 20}; /* TSC = 2 x CTC, nominal ratio 20 */
+	struct ptrec_pt_packet p;
 	uint64_t now;
-	pt_time_init(&tm, &cfg);
-	CHECK_EQ_U64(pt_time_now(&tm, &now), 0);
+	ptrec_pt_time_init(&tm, &cfg);
+	CHECK_EQ_U64(ptrec_pt_time_now(&tm, &now), 0);
 	memset(&p, 0, sizeof(p));
 	p.type = PT_PKT_TSC;
 	p.payload = 10000;
-	pt_time_update(&tm, &p);
-	CHECK_EQ_U64(pt_time_now(&tm, &now), PTREC_BRF_HAS_TIME);
+	ptrec_pt_time_update(&tm, &p);
+	CHECK_EQ_U64(ptrec_pt_time_now(&tm, &now), PTREC_BRF_HAS_TIME);
 	CHECK_EQ_U64(now, 10000);
 	p.type = PT_PKT_TMA;
 	p.payload = 0x100;
 	p.payload2 = 0;
-	pt_time_update(&tm, &p);
+	ptrec_pt_time_update(&tm, &p);
 	p.type = PT_PKT_MTC;
 	p.payload = 0x05; /* CTC 0x100 -> 0x105: 5 crystal ticks = 10 TSC ticks */
-	pt_time_update(&tm, &p);
-	pt_time_now(&tm, &now);
+	ptrec_pt_time_update(&tm, &p);
+	ptrec_pt_time_now(&tm, &now);
 	CHECK_EQ_U64(now, 10010);
 	p.type = PT_PKT_MTC;
 	p.payload = 0x01; /* wraps: CTC 0x105 -> 0x201 = +252 ticks */
-	pt_time_update(&tm, &p);
-	pt_time_now(&tm, &now);
+	ptrec_pt_time_update(&tm, &p);
+	ptrec_pt_time_now(&tm, &now);
 	CHECK_EQ_U64(now, 10000 + 2 * (0x201 - 0x100));
 	p.type = PT_PKT_CBR;
 	p.payload = 10; /* core at ratio 10, TSC at 20: one cycle = 2 TSC ticks */
-	pt_time_update(&tm, &p);
+	ptrec_pt_time_update(&tm, &p);
 	p.type = PT_PKT_CYC;
 	p.payload = 7;
-	pt_time_update(&tm, &p);
-	CHECK_EQ_U64(pt_time_now(&tm, &now), PTREC_BRF_HAS_TIME | PTREC_BRF_CYCLE);
+	ptrec_pt_time_update(&tm, &p);
+	CHECK_EQ_U64(ptrec_pt_time_now(&tm, &now), PTREC_BRF_HAS_TIME | PTREC_BRF_CYCLE);
 	CHECK_EQ_U64(now, 10000 + 2 * (0x201 - 0x100) + 14);
 
 	/* Timestamps on branch events: the TSC before the TNT packet. */
@@ -646,14 +646,14 @@ static void test_timing(void)
 	tsc(&t, 0x4242);
 	tnt(&t, "n");
 	pgd(&t, 0);
-	struct pt_flow_config fc = {t.b, t.n, image, 0, {0, 0, 0, 0}};
-	struct pt_flow *f = pt_flow_new(&fc);
-	struct pt_flow_run run;
-	CHECK(pt_flow_next_run(f, &run) == 1);
+	struct ptrec_pt_flow_config fc = {t.b, t.n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&fc);
+	struct ptrec_pt_flow_run run;
+	CHECK(ptrec_pt_flow_next_run(f, &run) == 1);
 	CHECK_EQ_U64(run.ev.kind, PTREC_BR_JCC);
 	CHECK_EQ_U64(run.ev.flags & PTREC_BRF_HAS_TIME, PTREC_BRF_HAS_TIME);
 	CHECK_EQ_U64(run.ev.timestamp, 0x4242);
-	pt_flow_free(f);
+	ptrec_pt_flow_free(f);
 }
 
 static void test_last_n(void)
@@ -661,56 +661,56 @@ static void test_last_n(void)
 	struct tb t;
 	struct ptrec_branch slots[3];
 	struct branch_ring ring;
-	struct pt_flow_stats st;
+	struct ptrec_pt_flow_stats st;
 	start(&t, 0x2000);
 	tnt(&t, "tt");
 	pgd(&t, 0);
-	CHECK(branch_ring_init(&ring, slots, 3) == 0);
-	CHECK(pt_flow_decode_last(t.b, t.n, image, NULL, &ring, &st) == 0);
+	CHECK(ptrec_branch_ring_init(&ring, slots, 3) == 0);
+	CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, &st) == 0);
 	/* Five events (call ret call ret disable): the ring keeps the last three. */
 	CHECK_EQ_U64(ring.pushed, 5);
-	CHECK_EQ_U64(branch_ring_count(&ring), 3);
-	CHECK_EQ_U64(branch_ring_get(&ring, 0)->kind, PTREC_BR_CALL);
-	CHECK_EQ_U64(branch_ring_get(&ring, 0)->from, 0x2005);
-	CHECK_EQ_U64(branch_ring_get(&ring, 1)->kind, PTREC_BR_RET);
-	CHECK_EQ_U64(branch_ring_get(&ring, 2)->kind, PTREC_BR_DISABLE);
-	CHECK_EQ_U64(branch_ring_newest(&ring, 0)->kind, PTREC_BR_DISABLE);
+	CHECK_EQ_U64(ptrec_branch_ring_count(&ring), 3);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 0)->kind, PTREC_BR_CALL);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 0)->from, 0x2005);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 1)->kind, PTREC_BR_RET);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 2)->kind, PTREC_BR_DISABLE);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->kind, PTREC_BR_DISABLE);
 	CHECK_EQ_U64(st.insns, 7);
-	CHECK(branch_ring_get(&ring, 3) == NULL);
+	CHECK(ptrec_branch_ring_get(&ring, 3) == NULL);
 
 	/* A gap counts: the return value is the number of gaps. */
 	start(&t, 0x1009);
 	tip(&t, 0xdead0000);
-	CHECK(pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL) == 1);
-	CHECK_EQ_U64(branch_ring_newest(&ring, 0)->kind, PTREC_BR_GAP);
-	CHECK_EQ_U64(branch_ring_newest(&ring, 0)->reason, PTREC_ENOMAP);
+	CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL) == 1);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->kind, PTREC_BR_GAP);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->reason, PTREC_ENOMAP);
 
 	/* taken_only leaves out the not-taken jne. */
-	struct pt_flow_last_opts o;
+	struct ptrec_pt_flow_last_opts o;
 	memset(&o, 0, sizeof(o));
 	o.taken_only = 1;
 	start(&t, 0x1000);
 	tnt(&t, "ttn");
 	pgd(&t, 0);
-	CHECK(pt_flow_decode_last(t.b, t.n, image, &o, &ring, NULL) == 0);
+	CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, &o, &ring, NULL) == 0);
 	CHECK_EQ_U64(ring.pushed, 3);
-	CHECK_EQ_U64(branch_ring_newest(&ring, 1)->flags & PTREC_BRF_TAKEN, PTREC_BRF_TAKEN);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 1)->flags & PTREC_BRF_TAKEN, PTREC_BRF_TAKEN);
 }
 
 static void test_cpu(void)
 {
-	struct pt_flow_cpu c;
-	CHECK(pt_flow_parse_cpu("6/78", &c) == 0);
+	struct ptrec_pt_flow_cpu c;
+	CHECK(ptrec_pt_flow_parse_cpu("6/78", &c) == 0);
 	CHECK_EQ_U64(c.family, 6);
 	CHECK_EQ_U64(c.model, 78);
-	CHECK(pt_flow_parse_cpu("6/0x4e/3", &c) == 0);
+	CHECK(ptrec_pt_flow_parse_cpu("6/0x4e/3", &c) == 0);
 	CHECK_EQ_U64(c.stepping, 3);
-	CHECK(pt_flow_cpu_errata(&c) & PT_ERRATUM_SKL014);
-	CHECK(pt_flow_parse_cpu("6", &c) < 0);
-	CHECK(pt_flow_parse_cpu("6/x", &c) < 0);
-	CHECK(pt_flow_parse_cpu("6/1/2/3", &c) < 0);
+	CHECK(ptrec_pt_flow_cpu_errata(&c) & PT_ERRATUM_SKL014);
+	CHECK(ptrec_pt_flow_parse_cpu("6", &c) < 0);
+	CHECK(ptrec_pt_flow_parse_cpu("6/x", &c) < 0);
+	CHECK(ptrec_pt_flow_parse_cpu("6/1/2/3", &c) < 0);
 	c.model = 0x5c;
-	CHECK(pt_flow_cpu_errata(&c) & PT_ERRATUM_APL11);
+	CHECK(ptrec_pt_flow_cpu_errata(&c) & PT_ERRATUM_APL11);
 
 	/* SKL014: TIP.PGD without IP after a direct jump disables after that jump only when the
 	 * erratum applies; without it the jump is followed and the PGD binds at the next branch
@@ -797,35 +797,35 @@ static void test_fuzz_smoke(void)
 			default: t.b[at] = 0; break;
 			}
 		}
-		struct pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
-		struct pt_flow *f = pt_flow_new(&cfg);
-		struct pt_flow_run run;
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		struct ptrec_pt_flow_run run;
 		struct ptrec_branch newest[8]; /* the last 8 events, as a ring indexed by count */
 		unsigned long nrun = 0, nev = 0;
 		int e;
-		while ((e = pt_flow_next_run(f, &run)) > 0 && nrun < 5000000) {
+		while ((e = ptrec_pt_flow_next_run(f, &run)) > 0 && nrun < 5000000) {
 			nrun++;
 			if (run.ev.kind != PTREC_BR_NONE)
 				newest[nev++ % 8] = run.ev;
 		}
 		if (e == 0 && nrun < 5000000)
 			runs_ok++;
-		pt_flow_free(f);
+		ptrec_pt_flow_free(f);
 
 		/* The crash report's entry point keeps exactly the newest of those events, times
 		 * included. */
 		if (iter % 16 == 0 && e == 0) {
 			struct ptrec_branch slots[8];
-			struct pt_flow_last_opts o;
+			struct ptrec_pt_flow_last_opts o;
 			struct branch_ring ring;
 			memset(&o, 0, sizeof(o));
 			o.errata = cfg.errata;
-			branch_ring_init(&ring, slots, 8);
-			pt_flow_decode_last(t.b, t.n, image, &o, &ring, NULL);
+			ptrec_branch_ring_init(&ring, slots, 8);
+			ptrec_pt_flow_decode_last(t.b, t.n, image, &o, &ring, NULL);
 			size_t keep = nev < 8 ? nev : 8, same = ring.pushed == nev &&
-			                                       branch_ring_count(&ring) == keep;
+			                                       ptrec_branch_ring_count(&ring) == keep;
 			for (size_t k = 0; same && k < keep; k++) {
-				const struct ptrec_branch *a = branch_ring_newest(&ring, k);
+				const struct ptrec_branch *a = ptrec_branch_ring_newest(&ring, k);
 				const struct ptrec_branch *b = &newest[(nev - 1 - k) % 8];
 				same = a->from == b->from && a->to == b->to && a->kind == b->kind &&
 				       a->flags == b->flags && a->timestamp == b->timestamp;
@@ -839,17 +839,17 @@ static void test_fuzz_smoke(void)
 	CHECK_EQ_U64(last_same, last_checked);
 }
 
-/* One run as pt_flow_next_run delivered it, with its lengths copied (they are only valid until
+/* One run as ptrec_pt_flow_next_run delivered it, with its lengths copied (they are only valid until
  * the next call). */
 struct run_copy {
-	struct pt_flow_run r; /* the run (len not used) */
+	struct ptrec_pt_flow_run r; /* the run (len not used) */
 	uint8_t len[64];      /* its first 64 lengths */
 };
 
 /* Returns 1 if a equals b in every field that has a meaning, and every length. */
-static int same_run(const struct run_copy *a, const struct pt_flow_run *b)
+static int same_run(const struct run_copy *a, const struct ptrec_pt_flow_run *b)
 {
-	const struct pt_flow_run *r = &a->r;
+	const struct ptrec_pt_flow_run *r = &a->r;
 	unsigned n = r->ninsn < 64 ? r->ninsn : 64;
 	return r->ip == b->ip && r->ninsn == b->ninsn && r->mode == b->mode &&
 	       r->last_iclass == b->last_iclass && r->aux == b->aux && r->ev.from == b->ev.from &&
@@ -905,7 +905,7 @@ static void test_batch_same(void)
 	pgd(&seed_ptw, 0);
 
 	static struct run_copy want[4096];
-	static struct pt_flow_run got[8];
+	static struct ptrec_pt_flow_run got[8];
 	uint64_t x = 0x2545f4914f6cdd1dull;
 	unsigned same = 0, compared = 0, fast = 0;
 	for (int iter = 0; iter < 3000; iter++) {
@@ -921,22 +921,22 @@ static void test_batch_same(void)
 			else
 				t.b[at] = (uint8_t)(x >> 48);
 		}
-		struct pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
-		struct pt_flow *f = pt_flow_new(&cfg);
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		size_t nwant = 0;
-		while (nwant < 4096 && pt_flow_next_run(f, &want[nwant].r) > 0) {
+		while (nwant < 4096 && ptrec_pt_flow_next_run(f, &want[nwant].r) > 0) {
 			struct run_copy *c = &want[nwant++];
 			if (c->r.ninsn) /* len may be NULL then */
 				memcpy(c->len, c->r.len, c->r.ninsn < 64 ? c->r.ninsn : 64);
 		}
-		pt_flow_free(f);
+		ptrec_pt_flow_free(f);
 		if (nwant == 4096)
 			continue; /* a runaway mutation: not compared */
 
-		f = pt_flow_new(&cfg);
+		f = ptrec_pt_flow_new(&cfg);
 		size_t bs = 1 + (size_t)iter % 8, ngot = 0;
 		int e, ok = 1;
-		while (ok && (e = pt_flow_next_runs(f, got, bs)) > 0) {
+		while (ok && (e = ptrec_pt_flow_next_runs(f, got, bs)) > 0) {
 			for (int k = 0; k < e && ok; k++, ngot++)
 				ok = ngot < nwant && same_run(&want[ngot], &got[k]);
 		}
@@ -945,14 +945,14 @@ static void test_batch_same(void)
 		if (!ok)
 			printf("batch of %zu differs from single runs at run %zu (iteration %d)\n", bs,
 			       ngot, iter);
-		fast += pt_flow_stats(f)->block_hits > 0;
-		pt_flow_free(f);
+		fast += ptrec_pt_flow_stats(f)->block_hits > 0;
+		ptrec_pt_flow_free(f);
 
 		/* Both forms on one decoder, alternating, give the same runs too. */
-		f = pt_flow_new(&cfg);
+		f = ptrec_pt_flow_new(&cfg);
 		ngot = 0;
 		for (int k = 0; ok; k++) {
-			e = (k & 1) ? pt_flow_next_runs(f, got, bs) : pt_flow_next_run(f, got);
+			e = (k & 1) ? ptrec_pt_flow_next_runs(f, got, bs) : ptrec_pt_flow_next_run(f, got);
 			if (e <= 0)
 				break;
 			for (int j = 0; j < e && ok; j++, ngot++)
@@ -962,7 +962,7 @@ static void test_batch_same(void)
 		if (!ok)
 			printf("alternating calls differ from single runs at run %zu (iteration %d)\n",
 			       ngot, iter);
-		pt_flow_free(f);
+		ptrec_pt_flow_free(f);
 		same += ok;
 	}
 	CHECK_EQ_U64(same, compared);
@@ -993,6 +993,6 @@ int main(void)
 	test_cpu();
 	test_fuzz_smoke();
 	test_batch_same();
-	pt_img_free(image);
+	ptrec_pt_img_free(image);
 	return check_done();
 }

@@ -14,46 +14,46 @@
 
 static void test_bytes_and_overlap(void)
 {
-	struct pt_img *img = pt_img_new();
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	uint8_t a[16], b[4], buf[32];
 	memset(a, 0xaa, sizeof(a));
 	memset(b, 0xbb, sizeof(b));
-	CHECK(pt_img_add_bytes(img, 0x1000, a, sizeof(a), 1) == 0);
-	uint64_t g1 = pt_img_generation(img);
+	CHECK(ptrec_pt_img_add_bytes(img, 0x1000, a, sizeof(a), 1) == 0);
+	uint64_t g1 = ptrec_pt_img_generation(img);
 	/* The newer section replaces the overlapped middle of the older one, which is split. */
-	CHECK(pt_img_add_bytes(img, 0x1004, b, sizeof(b), 0) == 0);
-	CHECK(pt_img_generation(img) != g1);
-	struct pt_img_section s[8];
-	CHECK_EQ_U64(pt_img_sections(img, s, 8), 3);
+	CHECK(ptrec_pt_img_add_bytes(img, 0x1004, b, sizeof(b), 0) == 0);
+	CHECK(ptrec_pt_img_generation(img) != g1);
+	struct ptrec_pt_img_section s[8];
+	CHECK_EQ_U64(ptrec_pt_img_sections(img, s, 8), 3);
 	CHECK_EQ_U64(s[0].vaddr, 0x1000);
 	CHECK_EQ_U64(s[0].size, 4);
 	CHECK_EQ_U64(s[1].vaddr, 0x1004);
 	CHECK_EQ_U64(s[2].vaddr, 0x1008);
 	CHECK_EQ_U64(s[2].size, 8);
 	/* Reads cross the section boundaries. */
-	CHECK_EQ_U64(pt_img_read(img, 0x1002, buf, 8), 8);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x1002, buf, 8), 8);
 	CHECK_EQ_U64(buf[1], 0xaa);
 	CHECK_EQ_U64(buf[2], 0xbb);
 	CHECK_EQ_U64(buf[5], 0xbb);
 	CHECK_EQ_U64(buf[6], 0xaa);
 	/* Short read at the end of the image; nothing outside it. */
-	CHECK_EQ_U64(pt_img_read(img, 0x100e, buf, 8), 2);
-	CHECK_EQ_U64(pt_img_read(img, 0x1010, buf, 8), 0);
-	CHECK(pt_img_find(img, 0xfff) == NULL);
-	CHECK(pt_img_find(img, 0x1010) == NULL);
-	CHECK(pt_img_find(img, 0x100f) != NULL);
-	CHECK_EQ_U64(pt_img_find(img, 0x1005)->vaddr, 0x1004);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x100e, buf, 8), 2);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x1010, buf, 8), 0);
+	CHECK(ptrec_pt_img_find(img, 0xfff) == NULL);
+	CHECK(ptrec_pt_img_find(img, 0x1010) == NULL);
+	CHECK(ptrec_pt_img_find(img, 0x100f) != NULL);
+	CHECK_EQ_U64(ptrec_pt_img_find(img, 0x1005)->vaddr, 0x1004);
 	/* A section covering everything replaces all. */
 	uint8_t c[64];
 	memset(c, 0xcc, sizeof(c));
-	CHECK(pt_img_add_bytes(img, 0xff0, c, sizeof(c), 1) == 0);
-	CHECK_EQ_U64(pt_img_sections(img, s, 8), 1);
-	CHECK_EQ_U64(pt_img_read(img, 0x1004, buf, 1), 1);
+	CHECK(ptrec_pt_img_add_bytes(img, 0xff0, c, sizeof(c), 1) == 0);
+	CHECK_EQ_U64(ptrec_pt_img_sections(img, s, 8), 1);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x1004, buf, 1), 1);
 	CHECK_EQ_U64(buf[0], 0xcc);
 	/* Bad arguments. */
-	CHECK(pt_img_add_bytes(img, 0x1000, c, 0, 1) == -PTREC_EINVAL);
-	CHECK(pt_img_add_bytes(img, UINT64_MAX - 2, c, 8, 1) == -PTREC_EINVAL);
-	pt_img_free(img);
+	CHECK(ptrec_pt_img_add_bytes(img, 0x1000, c, 0, 1) == -PTREC_EINVAL);
+	CHECK(ptrec_pt_img_add_bytes(img, UINT64_MAX - 2, c, 8, 1) == -PTREC_EINVAL);
+	ptrec_pt_img_free(img);
 }
 
 static void test_raw_spec(const char *dir)
@@ -70,35 +70,35 @@ static void test_raw_spec(const char *dir)
 	CHECK(write(fd, data, sizeof(data)) == (ssize_t)sizeof(data));
 	close(fd);
 
-	struct pt_img *img = pt_img_new();
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	uint8_t buf[4];
 	/* FILE:VADDR maps the whole file. */
 	snprintf(spec, sizeof(spec), "%s:0x400000", path);
-	CHECK(pt_img_add_raw_spec(img, spec) == 0);
-	CHECK_EQ_U64(pt_img_read(img, 0x400010, buf, 1), 1);
+	CHECK(ptrec_pt_img_add_raw_spec(img, spec) == 0);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x400010, buf, 1), 1);
 	CHECK_EQ_U64(buf[0], 0x10);
-	CHECK_EQ_U64(pt_img_read(img, 0x400100, buf, 1), 0);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x400100, buf, 1), 0);
 	/* FILE:FROM-TO:VADDR maps [FROM, TO). */
 	snprintf(spec, sizeof(spec), "%s:0x20-0x30:0x500000", path);
-	CHECK(pt_img_add_raw_spec(img, spec) == 0);
-	CHECK_EQ_U64(pt_img_read(img, 0x500000, buf, 1), 1);
+	CHECK(ptrec_pt_img_add_raw_spec(img, spec) == 0);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x500000, buf, 1), 1);
 	CHECK_EQ_U64(buf[0], 0x20);
-	CHECK(pt_img_find(img, 0x50000f) != NULL);
-	CHECK(pt_img_find(img, 0x500010) == NULL);
+	CHECK(ptrec_pt_img_find(img, 0x50000f) != NULL);
+	CHECK(ptrec_pt_img_find(img, 0x500010) == NULL);
 	/* FILE:FROM:VADDR maps from FROM to the end. */
 	snprintf(spec, sizeof(spec), "%s:16:0x600000", path);
-	CHECK(pt_img_add_raw_spec(img, spec) == 0);
-	CHECK_EQ_U64(pt_img_read(img, 0x600000, buf, 1), 1);
+	CHECK(ptrec_pt_img_add_raw_spec(img, spec) == 0);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, 0x600000, buf, 1), 1);
 	CHECK_EQ_U64(buf[0], 16);
 	/* Errors: no VADDR, range past the end, reversed range, missing file. */
-	CHECK(pt_img_add_raw_spec(img, path) == -PTREC_EINVAL ||
-	      pt_img_add_raw_spec(img, path) == -PTREC_EIO);
+	CHECK(ptrec_pt_img_add_raw_spec(img, path) == -PTREC_EINVAL ||
+	      ptrec_pt_img_add_raw_spec(img, path) == -PTREC_EIO);
 	snprintf(spec, sizeof(spec), "%s:0-0x1000:0x700000", path);
-	CHECK(pt_img_add_raw_spec(img, spec) == -PTREC_EINVAL);
+	CHECK(ptrec_pt_img_add_raw_spec(img, spec) == -PTREC_EINVAL);
 	snprintf(spec, sizeof(spec), "%s:0x30-0x20:0x700000", path);
-	CHECK(pt_img_add_raw_spec(img, spec) == -PTREC_EINVAL);
-	CHECK(pt_img_add_raw_spec(img, "/nonexistent/ptrec:0x1000") == -PTREC_EIO);
-	pt_img_free(img);
+	CHECK(ptrec_pt_img_add_raw_spec(img, spec) == -PTREC_EINVAL);
+	CHECK(ptrec_pt_img_add_raw_spec(img, "/nonexistent/ptrec:0x1000") == -PTREC_EIO);
+	ptrec_pt_img_free(img);
 	unlink(path);
 }
 
@@ -136,16 +136,16 @@ static void test_elf_and_self(void)
 	memcpy(want, (const void *)(uintptr_t)fn, sizeof(want));
 
 	/* The process's own executable mappings hold the function's bytes in place. */
-	struct pt_img *img = pt_img_new();
-	CHECK(pt_img_add_self(img) > 0);
-	CHECK_EQ_U64(pt_img_read(img, fn, got, sizeof(got)), sizeof(got));
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
+	CHECK(ptrec_pt_img_add_self(img) > 0);
+	CHECK_EQ_U64(ptrec_pt_img_read(img, fn, got, sizeof(got)), sizeof(got));
 	CHECK(memcmp(want, got, sizeof(got)) == 0);
-	pt_img_free(img);
+	ptrec_pt_img_free(img);
 
 	/* The ELF file's executable segment, placed at the load base when it is a PIE. */
 	uint64_t base = exe_base();
 	CHECK(base != 0);
-	img = pt_img_new();
+	img = ptrec_pt_img_new();
 	long long bad;
 	/* e_type at offset 16: 3 = ET_DYN (PIE: needs the base), 2 = ET_EXEC. */
 	uint8_t eh[18] = {0};
@@ -153,11 +153,11 @@ static void test_elf_and_self(void)
 	CHECK(ef && fread(eh, 1, sizeof(eh), ef) == sizeof(eh));
 	if (ef)
 		fclose(ef);
-	int n = elf_load_image(img, "/proc/self/exe", eh[16] == 3, base, &bad);
+	int n = ptrec_elf_load_image(img, "/proc/self/exe", eh[16] == 3, base, &bad);
 	CHECK(n >= 1);
-	CHECK_EQ_U64(pt_img_read(img, fn, got, sizeof(got)), sizeof(got));
+	CHECK_EQ_U64(ptrec_pt_img_read(img, fn, got, sizeof(got)), sizeof(got));
 	CHECK(memcmp(want, got, sizeof(got)) == 0);
-	pt_img_free(img);
+	ptrec_pt_img_free(img);
 	(void)probe(1);
 }
 
@@ -173,12 +173,12 @@ static void test_elf_errors(const char *dir)
 	const uint8_t head[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0};
 	CHECK(write(fd, head, sizeof(head)) == (ssize_t)sizeof(head));
 	close(fd);
-	struct pt_img *img = pt_img_new();
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	long long bad = 99;
-	CHECK(elf_load_image(img, path, 0, 0, &bad) == -PTREC_EFORMAT);
+	CHECK(ptrec_elf_load_image(img, path, 0, 0, &bad) == -PTREC_EFORMAT);
 	CHECK_EQ_U64(bad, 0);
-	CHECK(elf_load_image(img, "/nonexistent/ptrec", 0, 0, &bad) == -PTREC_EIO);
-	pt_img_free(img);
+	CHECK(ptrec_elf_load_image(img, "/nonexistent/ptrec", 0, 0, &bad) == -PTREC_EIO);
+	ptrec_pt_img_free(img);
 	unlink(path);
 }
 

@@ -19,14 +19,14 @@ struct tcase {
 	const char *what;       /* description */
 	uint8_t len;            /* bytes used from b (the packet size) */
 	uint8_t b[16];          /* packet bytes */
-	enum pt_packet_ctx in;  /* block context before */
-	enum pt_packet_ctx out; /* block context after */
+	enum ptrec_pt_packet_ctx in;  /* block context before */
+	enum ptrec_pt_packet_ctx out; /* block context after */
 	int type;               /* expected type */
 	uint8_t ipbytes, tnt_count, ip_bit;
 	uint32_t sub;
 	uint64_t payload, payload2;
-	const char *name;       /* expected pt_packet_name */
-	const char *text;       /* expected pt_packet_format */
+	const char *name;       /* expected ptrec_pt_packet_name */
+	const char *text;       /* expected ptrec_pt_packet_format */
 };
 
 static const struct tcase cases[] = {
@@ -151,14 +151,14 @@ static const struct tcase cases[] = {
 
 static void check_case(const struct tcase *c)
 {
-	struct pt_packet pkt;
-	enum pt_packet_ctx ctx = c->in;
+	struct ptrec_pt_packet pkt;
+	enum ptrec_pt_packet_ctx ctx = c->in;
 	uint8_t more[32];
 	char buf[128];
 	int before = check_failures;
 
 	/* exact length */
-	CHECK_EQ_U64(pt_packet_decode(c->b, c->len, &ctx, &pkt), c->len);
+	CHECK_EQ_U64(ptrec_pt_packet_decode(c->b, c->len, &ctx, &pkt), c->len);
 	CHECK_EQ_U64(pkt.size, c->len);
 	CHECK_EQ_U64(pkt.type, c->type);
 	CHECK_EQ_U64(pkt.ipbytes, c->ipbytes);
@@ -168,8 +168,8 @@ static void check_case(const struct tcase *c)
 	CHECK_EQ_U64(pkt.payload, c->payload);
 	CHECK_EQ_U64(pkt.payload2, c->payload2);
 	CHECK_EQ_U64(ctx, c->out);
-	CHECK_STR(pt_packet_name(&pkt), c->name);
-	CHECK_EQ_U64(pt_packet_format(&pkt, buf, sizeof(buf)), strlen(c->text));
+	CHECK_STR(ptrec_pt_packet_name(&pkt), c->name);
+	CHECK_EQ_U64(ptrec_pt_packet_format(&pkt, buf, sizeof(buf)), strlen(c->text));
 	CHECK_STR(buf, c->text);
 
 	/* with trailing bytes (a PSB-like tail, and 0xff) the packet ends at the same place */
@@ -177,14 +177,14 @@ static void check_case(const struct tcase *c)
 		memset(more, fill ? 0xff : 0x02, sizeof(more));
 		memcpy(more, c->b, c->len);
 		ctx = c->in;
-		CHECK_EQ_U64(pt_packet_decode(more, sizeof(more), &ctx, &pkt), c->len);
+		CHECK_EQ_U64(ptrec_pt_packet_decode(more, sizeof(more), &ctx, &pkt), c->len);
 		CHECK_EQ_U64(pkt.payload, c->payload);
 	}
 
 	/* every truncation, including the empty buffer, is ETRUNC; the context is not changed */
 	for (unsigned k = 0; k < c->len; k++) {
 		ctx = c->in;
-		CHECK_EQ_U64(pt_packet_decode(c->b, k, &ctx, &pkt), -PTREC_ETRUNC);
+		CHECK_EQ_U64(ptrec_pt_packet_decode(c->b, k, &ctx, &pkt), -PTREC_ETRUNC);
 		CHECK_EQ_U64(ctx, c->in);
 	}
 	if (check_failures != before)
@@ -225,16 +225,16 @@ static const struct { const char *what; uint8_t len; uint8_t b[12]; } reserved[]
 
 static void check_reserved(void)
 {
-	struct pt_packet pkt;
+	struct ptrec_pt_packet pkt;
 	int count = 0;
 
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
-		enum pt_packet_ctx ctx = PT_CTX_NONE;
+		enum ptrec_pt_packet_ctx ctx = PT_CTX_NONE;
 		int before = check_failures;
 
-		CHECK_EQ_U64(pt_packet_decode(reserved[i].b, reserved[i].len, &ctx, &pkt),
+		CHECK_EQ_U64(ptrec_pt_packet_decode(reserved[i].b, reserved[i].len, &ctx, &pkt),
 		             -PTREC_EFORMAT);
-		CHECK_EQ_U64(pt_packet_decode(reserved[i].b, reserved[i].len, NULL, &pkt),
+		CHECK_EQ_U64(ptrec_pt_packet_decode(reserved[i].b, reserved[i].len, NULL, &pkt),
 		             -PTREC_EFORMAT);
 		if (check_failures != before)
 			fprintf(stderr, "  ^ reserved \"%s\"\n", reserved[i].what);
@@ -245,7 +245,7 @@ static void check_reserved(void)
 	 * MODE/TRIG headers xx011001), the 8 IP headers with IPBytes 101/111, and 02 00. */
 	for (unsigned b = 0; b < 256; b++) {
 		uint8_t buf[16] = {(uint8_t)b};
-		int r = pt_packet_decode(buf, sizeof(buf), NULL, &pkt);
+		int r = ptrec_pt_packet_decode(buf, sizeof(buf), NULL, &pkt);
 		unsigned low5 = b & 0x1f, ipb = b >> 5;
 		int expect_bad = ((b & 3) == 1 && (low5 == 0x05 || low5 == 0x09 || low5 == 0x15)) ||
 		                 (low5 == 0x19 && (b & 0x20)) ||
@@ -264,32 +264,32 @@ static void check_reserved(void)
 
 static void check_block_context(void)
 {
-	struct pt_packet pkt;
-	enum pt_packet_ctx ctx;
+	struct ptrec_pt_packet pkt;
+	enum ptrec_pt_packet_ctx ctx;
 	const uint8_t bip_or_tnt[9] = {0x0c, 1, 2, 3, 4, 5, 6, 7, 8};
 
 	/* 0000 1100 is a 2-bit TNT outside a block and a BIP with ID 1 inside one */
 	ctx = PT_CTX_NONE;
-	CHECK_EQ_U64(pt_packet_decode(bip_or_tnt, 9, &ctx, &pkt), 1);
+	CHECK_EQ_U64(ptrec_pt_packet_decode(bip_or_tnt, 9, &ctx, &pkt), 1);
 	CHECK_EQ_U64(pkt.type, PT_PKT_TNT);
 	CHECK_EQ_U64(pkt.tnt_count, 2);
-	CHECK_EQ_U64(pt_packet_decode(bip_or_tnt, 9, NULL, &pkt), 1);
+	CHECK_EQ_U64(ptrec_pt_packet_decode(bip_or_tnt, 9, NULL, &pkt), 1);
 	CHECK_EQ_U64(pkt.type, PT_PKT_TNT);
 	ctx = PT_CTX_BLK4;
-	CHECK_EQ_U64(pt_packet_decode(bip_or_tnt, 9, &ctx, &pkt), 5);
+	CHECK_EQ_U64(ptrec_pt_packet_decode(bip_or_tnt, 9, &ctx, &pkt), 5);
 	CHECK_EQ_U64(pkt.type, PT_PKT_BIP);
 	ctx = PT_CTX_BLK8;
-	CHECK_EQ_U64(pt_packet_decode(bip_or_tnt, 9, &ctx, &pkt), 9);
+	CHECK_EQ_U64(ptrec_pt_packet_decode(bip_or_tnt, 9, &ctx, &pkt), 9);
 	CHECK_EQ_U64(pkt.type, PT_PKT_BIP);
 	CHECK_EQ_U64(ctx, PT_CTX_BLK8);
 
 	/* inside a block, a TNT without the BIP pattern (xxxxx110) and a TIP end it */
 	ctx = PT_CTX_BLK4;
-	CHECK_EQ_U64(pt_packet_decode((const uint8_t[]){0x06}, 1, &ctx, &pkt), 1);
+	CHECK_EQ_U64(ptrec_pt_packet_decode((const uint8_t[]){0x06}, 1, &ctx, &pkt), 1);
 	CHECK_EQ_U64(pkt.type, PT_PKT_TNT);
 	CHECK_EQ_U64(ctx, PT_CTX_NONE);
 	ctx = PT_CTX_BLK8;
-	CHECK_EQ_U64(pt_packet_decode((const uint8_t[]){0x0d}, 1, &ctx, &pkt), 1);
+	CHECK_EQ_U64(ptrec_pt_packet_decode((const uint8_t[]){0x0d}, 1, &ctx, &pkt), 1);
 	CHECK_EQ_U64(ctx, PT_CTX_NONE);
 
 	/* a whole block: BBP(4-byte) BIP MTC BIP BEP.IP FUP, then the same bytes are a TNT */
@@ -302,7 +302,7 @@ static void check_block_context(void)
 
 		ctx = PT_CTX_NONE;
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-			int r = pt_packet_decode(s + off, sizeof(s) - off, &ctx, &pkt);
+			int r = ptrec_pt_packet_decode(s + off, sizeof(s) - off, &ctx, &pkt);
 			CHECK(r > 0);
 			CHECK_EQ_U64(pkt.type, want[i]);
 			off += r > 0 ? (size_t)r : 1;
@@ -314,51 +314,51 @@ static void check_block_context(void)
 
 static void check_last_ip(void)
 {
-	struct pt_packet p = {0};
+	struct ptrec_pt_packet p = {0};
 	uint64_t last, ip;
 
 	/* IPBytes 1: IP[15:0], upper 48 bits from the last IP */
 	p.ipbytes = 1, p.payload = 0xabcd, last = 0x00007f1234567890, ip = 0;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0x00007f123456abcd);
 	CHECK_EQ_U64(last, 0x00007f123456abcd);
 	/* IPBytes 1 keeps even a kernel upper half */
 	p.ipbytes = 1, p.payload = 0x0001, last = 0xffffffff81000000;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0xffffffff81000001);
 	/* IPBytes 2: IP[31:0] */
 	p.ipbytes = 2, p.payload = 0xdeadbeef, last = 0x00007f1234567890;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0x00007f12deadbeef);
 	/* IPBytes 3: IP[47:0] sign-extended from bit 47, the last IP does not matter */
 	p.ipbytes = 3, p.payload = 0x00007fffffff1000, last = ~UINT64_C(0);
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0x00007fffffff1000);
 	p.ipbytes = 3, p.payload = 0x0000800000001000, last = 0;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0xffff800000001000);
 	CHECK_EQ_U64(last, 0xffff800000001000);
 	/* IPBytes 4: IP[47:0], upper 16 bits from the last IP, no sign extension */
 	p.ipbytes = 4, p.payload = 0x0000800000001000, last = 0xabcd000000000000;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0xabcd800000001000);
 	p.ipbytes = 4, p.payload = 0x0000000000401000, last = 0xffff800000000000;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0xffff000000401000);
 	/* IPBytes 6: the full IP */
 	p.ipbytes = 6, p.payload = 0x1122334455667788, last = 0;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), 0);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), 0);
 	CHECK_EQ_U64(ip, 0x1122334455667788);
 	/* suppressed: no IP, last IP unchanged */
 	p.ipbytes = 0, p.payload = 0, last = 0x401000, ip = 7;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), -PTREC_ENOMAP);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), -PTREC_ENOMAP);
 	CHECK_EQ_U64(last, 0x401000);
 	CHECK_EQ_U64(ip, 7);
 	/* reserved IPBytes */
 	p.ipbytes = 5, p.payload = 1;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), -PTREC_EFORMAT);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), -PTREC_EFORMAT);
 	p.ipbytes = 7;
-	CHECK_EQ_U64(pt_last_ip_update(&last, &p, &ip), -PTREC_EFORMAT);
+	CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &p, &ip), -PTREC_EFORMAT);
 	CHECK_EQ_U64(last, 0x401000);
 
 	/* decoded from bytes: FUP(6) then TIP(2) then TIP.PGD(1) then TIP(3, negative) */
@@ -368,14 +368,14 @@ static void check_last_ip(void)
 		                     0x21, 0xcd, 0xab,
 		                     0x6d, 0x00, 0x00, 0x00, 0x81, 0xff, 0xff};
 		const uint64_t want[] = {0x401000, 0x12345678, 0x1234abcd, 0xffffffff81000000};
-		struct pt_packet pkt;
+		struct ptrec_pt_packet pkt;
 		size_t off = 0;
 
 		last = 0;
 		for (int i = 0; i < 4; i++) {
-			int r = pt_packet_decode(s + off, sizeof(s) - off, NULL, &pkt);
+			int r = ptrec_pt_packet_decode(s + off, sizeof(s) - off, NULL, &pkt);
 			CHECK(r > 0);
-			CHECK_EQ_U64(pt_last_ip_update(&last, &pkt, &ip), 0);
+			CHECK_EQ_U64(ptrec_pt_last_ip_update(&last, &pkt, &ip), 0);
 			CHECK_EQ_U64(ip, want[i]);
 			off += r > 0 ? (size_t)r : 1;
 		}
@@ -388,21 +388,21 @@ static void check_find_psb(void)
 	const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
 
 	memset(buf, 0, sizeof(buf));
-	CHECK_EQ_U64(pt_packet_find_psb(buf, sizeof(buf), 0), -PTREC_ENOSYNC);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, sizeof(buf), 0), -PTREC_ENOSYNC);
 	memcpy(buf + 2, psb, 12); /* 6 pairs only: not a PSB */
 	memcpy(buf + 21, psb, 16);
 	buf[20] = 0x82; /* a stray 82 before the PSB does not shift it */
-	CHECK_EQ_U64(pt_packet_find_psb(buf, sizeof(buf), 0), 21);
-	CHECK_EQ_U64(pt_packet_find_psb(buf, sizeof(buf), 21), 21);
-	CHECK_EQ_U64(pt_packet_find_psb(buf, sizeof(buf), 22), -PTREC_ENOSYNC);
-	CHECK_EQ_U64(pt_packet_find_psb(buf, 36, 0), -PTREC_ENOSYNC); /* cut inside the PSB */
-	CHECK_EQ_U64(pt_packet_find_psb(buf, 37, 0), 21);
-	CHECK_EQ_U64(pt_packet_find_psb(buf, sizeof(buf), 1000), -PTREC_ENOSYNC);
-	CHECK_EQ_U64(pt_packet_find_psb(buf, 0, 0), -PTREC_ENOSYNC);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, sizeof(buf), 0), 21);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, sizeof(buf), 21), 21);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, sizeof(buf), 22), -PTREC_ENOSYNC);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, 36, 0), -PTREC_ENOSYNC); /* cut inside the PSB */
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, 37, 0), 21);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, sizeof(buf), 1000), -PTREC_ENOSYNC);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, 0, 0), -PTREC_ENOSYNC);
 	/* an odd offset and a PSB at the very end */
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf + 48, psb, 16);
-	CHECK_EQ_U64(pt_packet_find_psb(buf, sizeof(buf), 3), 48);
+	CHECK_EQ_U64(ptrec_pt_packet_find_psb(buf, sizeof(buf), 3), 48);
 }
 
 int main(void)

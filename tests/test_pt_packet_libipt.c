@@ -46,7 +46,7 @@ static unsigned long compared, streams, newer_packets, mode_exec_reserved, both_
 	tma_reserved, pwre_hw, cyc10, cut_invalid, resyncs;
 
 /* Our packet's fields in the oracle's layout (see ipt_pkt_oracle.c). */
-static void our_fields(const struct pt_packet *p, uint64_t v[3])
+static void our_fields(const struct ptrec_pt_packet *p, uint64_t v[3])
 {
 	v[0] = v[1] = v[2] = 0;
 	switch (p->type) {
@@ -73,7 +73,7 @@ static void our_fields(const struct pt_packet *p, uint64_t v[3])
 
 /* Is this the header of a packet newer than libipt 2.0 (BBP, BIP, BEP, CFE, EVD, TRIG)?
  * ctx is the context before the packet; a truncated packet counts too. */
-static int newer_header(const uint8_t *p, size_t avail, enum pt_packet_ctx ctx)
+static int newer_header(const uint8_t *p, size_t avail, enum ptrec_pt_packet_ctx ctx)
 {
 	if (avail >= 1 && p[0] == 0xd9)
 		return 1;
@@ -96,7 +96,7 @@ static void dump_stream(const uint8_t *buf, size_t len, size_t off)
 static int compare_stream(const uint8_t *buf, size_t len)
 {
 	void *dec = ipt_pkt_open(buf, len);
-	enum pt_packet_ctx ctx = PT_CTX_NONE;
+	enum ptrec_pt_packet_ctx ctx = PT_CTX_NONE;
 	size_t off = 0;
 	int result = 0;
 
@@ -106,10 +106,10 @@ static int compare_stream(const uint8_t *buf, size_t len)
 	}
 	streams++;
 	for (;;) {
-		struct pt_packet pkt;
+		struct ptrec_pt_packet pkt;
 		struct ipt_pkt ip;
-		enum pt_packet_ctx before = ctx;
-		int ours = pt_packet_decode(buf + off, len - off, &ctx, &pkt);
+		enum ptrec_pt_packet_ctx before = ctx;
+		int ours = ptrec_pt_packet_decode(buf + off, len - off, &ctx, &pkt);
 		int theirs = ipt_pkt_next(dec, &ip);
 
 		if (ours > 0 && theirs > 0) {
@@ -121,10 +121,10 @@ static int compare_stream(const uint8_t *buf, size_t len)
 				pwre_hw++;
 				v[2] = ip.v[2];
 			}
-			if (ours != theirs || strcmp(pt_packet_name(&pkt), ip.name) || v[0] != ip.v[0] ||
+			if (ours != theirs || strcmp(ptrec_pt_packet_name(&pkt), ip.name) || v[0] != ip.v[0] ||
 			    v[1] != ip.v[1] || v[2] != ip.v[2]) {
 				fprintf(stderr, "packet differs: ours %s size %d {%#llx %#llx %#llx}, "
-				        "libipt %s size %d {%#llx %#llx %#llx}\n", pt_packet_name(&pkt), ours,
+				        "libipt %s size %d {%#llx %#llx %#llx}\n", ptrec_pt_packet_name(&pkt), ours,
 				        (unsigned long long)v[0], (unsigned long long)v[1],
 				        (unsigned long long)v[2], ip.name, theirs,
 				        (unsigned long long)ip.v[0], (unsigned long long)ip.v[1],
@@ -154,7 +154,7 @@ static int compare_stream(const uint8_t *buf, size_t len)
 			mode_exec_reserved++;
 		} else {
 			fprintf(stderr, "decoders disagree: ours %d (%s), libipt %d (%s)\n", ours,
-			        ours > 0 ? pt_packet_name(&pkt) : ptrec_strerror(ours), theirs,
+			        ours > 0 ? ptrec_pt_packet_name(&pkt) : ptrec_strerror(ours), theirs,
 			        theirs > 0 ? ip.name : theirs == IPT_PKT_EOS ? "end of trace" :
 			        theirs == IPT_PKT_BAD ? "bad packet" : "other error");
 			result = -1;
@@ -162,7 +162,7 @@ static int compare_stream(const uint8_t *buf, size_t len)
 		}
 		/* both stopped in an accepted way: go on at the next PSB */
 		{
-			long psb = pt_packet_find_psb(buf, len, off + 1);
+			long psb = ptrec_pt_packet_find_psb(buf, len, off + 1);
 
 			if (psb < 0 || ipt_pkt_seek(dec, (size_t)psb) < 0)
 				break;

@@ -1,5 +1,5 @@
 /* test_pt_vectors.c — the 120 single-packet vectors of Linux perf's Intel PT packet decoder test
- * (tests/data/perf_pkt_vectors.txt), checked against pt_packet_decode().
+ * (tests/data/perf_pkt_vectors.txt), checked against ptrec_pt_packet_decode().
  *
  * Every vector gives bytes, the block context going in, and perf's expected type, length, count,
  * payload and context coming out.  perf's packet struct is not ours, so each expectation is
@@ -48,16 +48,16 @@
 struct vector {
 	int line;              /* line in the file */
 	unsigned len;          /* LEN */
-	enum pt_packet_ctx ctx; /* CTX */
+	enum ptrec_pt_packet_ctx ctx; /* CTX */
 	uint8_t bytes[32];     /* BYTES, zero-filled to len */
 	char type[32];         /* perf TYPE */
 	unsigned long long count;   /* perf COUNT */
 	unsigned long long payload; /* perf PAYLOAD */
-	enum pt_packet_ctx newctx;  /* NEWCTX */
+	enum ptrec_pt_packet_ctx newctx;  /* NEWCTX */
 	int unch;              /* UNCH */
 };
 
-static int parse_ctx(const char *s, enum pt_packet_ctx *ctx)
+static int parse_ctx(const char *s, enum ptrec_pt_packet_ctx *ctx)
 {
 	if (!strcmp(s, "NO_CTX"))
 		*ctx = PT_CTX_NONE;
@@ -156,13 +156,13 @@ static void note_vector(const struct vector *v)
 
 static void check_vector(const struct vector *v)
 {
-	struct pt_packet pkt;
-	enum pt_packet_ctx ctx = v->ctx;
+	struct ptrec_pt_packet pkt;
+	enum ptrec_pt_packet_ctx ctx = v->ctx;
 	int type = -1, ip = 0, ret;
 	unsigned long long c = v->count, p = v->payload;
 
 	CHECK(map_type(v->type, &type, &ip) == 0);
-	ret = pt_packet_decode(v->bytes, v->len, &ctx, &pkt);
+	ret = ptrec_pt_packet_decode(v->bytes, v->len, &ctx, &pkt);
 	CHECK_EQ_U64(ret, v->len);
 	CHECK_EQ_U64(pkt.size, v->len);
 	CHECK_EQ_U64(pkt.type, type);
@@ -227,11 +227,11 @@ static void check_vector(const struct vector *v)
 	CHECK_EQ_U64(pkt.ip_bit, ip);
 
 	if (v->unch) {
-		static const enum pt_packet_ctx all[] = {PT_CTX_NONE, PT_CTX_BLK4, PT_CTX_BLK8};
+		static const enum ptrec_pt_packet_ctx all[] = {PT_CTX_NONE, PT_CTX_BLK4, PT_CTX_BLK8};
 		for (size_t i = 0; i < 3; i++) {
-			struct pt_packet again;
+			struct ptrec_pt_packet again;
 			ctx = all[i];
-			CHECK_EQ_U64(pt_packet_decode(v->bytes, v->len, &ctx, &again), v->len);
+			CHECK_EQ_U64(ptrec_pt_packet_decode(v->bytes, v->len, &ctx, &again), v->len);
 			CHECK_EQ_U64(again.type, type);
 			CHECK_EQ_U64(ctx, all[i]);
 		}

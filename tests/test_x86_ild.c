@@ -30,7 +30,7 @@
 /* One case: bytes (hex) at ip in mode → result (length or -error), class, target. */
 struct tcase {
 	int line;            /* source line, for the message */
-	enum x86_mode mode;  /* mode */
+	enum ptrec_x86_mode mode;  /* mode */
 	uint64_t ip;         /* address of the instruction */
 	const char *hex;     /* bytes, "48 89 e5" */
 	int result;          /* expected length, or -PTREC_E* */
@@ -385,9 +385,9 @@ static void run_cases(void)
 		uint8_t buf[48];
 		memcpy(buf, b, n);
 		memset(buf + n, 0xcc, sizeof buf - n);
-		struct x86_insn insn;
+		struct ptrec_x86_insn insn;
 		memset(&insn, 0xa5, sizeof insn);
-		int r = x86_ild_decode(buf, sizeof buf, c->ip, c->mode, &insn);
+		int r = ptrec_x86_ild_decode(buf, sizeof buf, c->ip, c->mode, &insn);
 		check_count++;
 		int ok = r == c->result;
 		if (ok && r > 0) {
@@ -401,14 +401,14 @@ static void run_cases(void)
 			check_failures++;
 			fprintf(stderr, "%s:%d: [%s] mode %d: got %d %s target %#" PRIx64
 			        " flags %u; want %d %s target %#" PRIx64 "\n", __FILE__, c->line,
-			        c->hex, 16 << c->mode, r, r > 0 ? x86_iclass_name(insn.iclass) : "-",
+			        c->hex, 16 << c->mode, r, r > 0 ? ptrec_x86_iclass_name(insn.iclass) : "-",
 			        insn.target, insn.flags, c->result,
-			        c->result > 0 ? x86_iclass_name(c->iclass) : "-", c->target);
+			        c->result > 0 ? ptrec_x86_iclass_name(c->iclass) : "-", c->target);
 		}
 		/* every shorter buffer of a valid instruction is reported as truncated */
 		if (r > 0) {
 			for (size_t len = 0; len < (size_t)r; len++) {
-				int t = x86_ild_decode(b, len, c->ip, c->mode, &insn);
+				int t = ptrec_x86_ild_decode(b, len, c->ip, c->mode, &insn);
 				if (t != ETRUNC) {
 					check_failures++;
 					fprintf(stderr, "%s:%d: [%s] len %zu: got %d, want ETRUNC\n",
@@ -440,9 +440,9 @@ static void random_properties(void)
 			                                  0x3a, 0xff };
 			b[k] = (x >> 40) % 4 == 0 ? common[(x >> 20) % sizeof common] : (uint8_t)x;
 		}
-		enum x86_mode mode = (enum x86_mode)(iter % 3);
-		struct x86_insn insn;
-		int r = x86_ild_decode(b, sizeof b, 0x400000, mode, &insn);
+		enum ptrec_x86_mode mode = (enum ptrec_x86_mode)(iter % 3);
+		struct ptrec_x86_insn insn;
+		int r = ptrec_x86_ild_decode(b, sizeof b, 0x400000, mode, &insn);
 		if (r < 0) {
 			if (r != EFORMAT && r != ETRUNC)
 				bad_range++;
@@ -454,11 +454,11 @@ static void random_properties(void)
 		if (!exact)
 			exit(99);
 		memcpy(exact, b, (size_t)r);
-		struct x86_insn again;
-		if (x86_ild_decode(exact, (size_t)r, 0x400000, mode, &again) != r ||
+		struct ptrec_x86_insn again;
+		if (ptrec_x86_ild_decode(exact, (size_t)r, 0x400000, mode, &again) != r ||
 		    again.iclass != insn.iclass || again.target != insn.target)
 			bad_exact++;
-		if (r > 1 && x86_ild_decode(exact, (size_t)r - 1, 0x400000, mode, &again) != ETRUNC)
+		if (r > 1 && ptrec_x86_ild_decode(exact, (size_t)r - 1, 0x400000, mode, &again) != ETRUNC)
 			bad_trunc++;
 		free(exact);
 		ok++;
@@ -475,15 +475,15 @@ int main(void)
 	run_cases();
 	random_properties();
 
-	CHECK_STR(x86_iclass_name(X86_IC_OTHER), "other");
-	CHECK_STR(x86_iclass_name(X86_IC_JCC), "jcc");
-	CHECK_STR(x86_iclass_name(X86_IC_CALL_IND), "call_ind");
-	CHECK_STR(x86_iclass_name(X86_IC_PTWRITE), "ptwrite");
-	CHECK_STR(x86_iclass_name(X86_IC_COUNT_), "?");
+	CHECK_STR(ptrec_x86_iclass_name(X86_IC_OTHER), "other");
+	CHECK_STR(ptrec_x86_iclass_name(X86_IC_JCC), "jcc");
+	CHECK_STR(ptrec_x86_iclass_name(X86_IC_CALL_IND), "call_ind");
+	CHECK_STR(ptrec_x86_iclass_name(X86_IC_PTWRITE), "ptwrite");
+	CHECK_STR(ptrec_x86_iclass_name(X86_IC_COUNT_), "?");
 
-	struct x86_insn insn;
+	struct ptrec_x86_insn insn;
 	uint8_t nop = 0x90;
-	CHECK(x86_ild_decode(&nop, 1, 0, (enum x86_mode)7, &insn) == -PTREC_EINVAL);
-	CHECK(x86_ild_decode(&nop, 0, 0, X86_MODE_64, &insn) == ETRUNC);
+	CHECK(ptrec_x86_ild_decode(&nop, 1, 0, (enum ptrec_x86_mode)7, &insn) == -PTREC_EINVAL);
+	CHECK(ptrec_x86_ild_decode(&nop, 0, 0, X86_MODE_64, &insn) == ETRUNC);
 	return check_done();
 }
