@@ -147,7 +147,7 @@ int main(void)
 		slash = strrchr(exe, '/');
 		if (slash)
 			*slash = '\0';
-		snprintf(tool, sizeof(tool), "%s/libptrec/ptrec", exe);
+		snprintf(tool, sizeof(tool), "%s/libptrec/tool/ptrec", exe);
 		setenv("PTREC_TOOL", tool, 1);
 	}
 	if (!mkdtemp(dir))

@@ -38,11 +38,11 @@
 #include <intel-pt.h>
 
 #include "ptrec.h"
-#include "branch_ring.h"
-#include "elf_load.h"
-#include "pt_flow.h"
-#include "pt_image.h"
-#include "x86_ild.h"
+#include "decode/branch_ring.h"
+#include "decode/elf_load.h"
+#include "decode/pt_flow.h"
+#include "decode/pt_image.h"
+#include "decode/x86_ild.h"
 
 /* One ELF object of the image: --elf FILE:BASE. */
 struct obj {

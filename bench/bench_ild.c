@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "ptrec.h"
-#include "x86_ild.h"
+#include "decode/x86_ild.h"
 
 /* Reads the .text section of an ELF64 file; returns its size (0 on failure). */
 static size_t read_text(const char *path, uint8_t **out)

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "ptrec.h"
-#include "pt_packet.h"
+#include "decode/pt_packet.h"
 #include "bench_pt_packet.h"
 
 #define TRACE_SIZE (16u << 20)

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "dump_read.h"
+#include "dump/dump_read.h"
 #include "ptrec.h"
 #include "dump_writer.h"
-#include "report.h"
+#include "report/report.h"
 
 static double now_ms(void)
 {

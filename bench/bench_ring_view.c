@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "backend.h"
+#include "capture/backend.h"
 
 static double now_us(void)
 {

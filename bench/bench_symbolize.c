@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dump_read.h"
+#include "dump/dump_read.h"
 #include "ptrec.h"
 #include "dump_writer.h"
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 #define NADDR 100000
 

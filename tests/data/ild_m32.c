@@ -1,4 +1,4 @@
-/* ild_m32.c — freestanding C compiled with $CC -m32 -c by tests/test_ild_objdump.c, so the
+/* ild_m32.c — freestanding C compiled with $CC -m32 -c by tests/unit/test_ild_objdump.c, so the
  * instruction-length decoder is compared with objdump on real compiler-generated 32-bit code:
  * switch tables, indirect calls, 64-bit arithmetic on a 32-bit machine, x87 and SSE floating
  * point, string loops, bit operations.  No headers: it must build without a 32-bit libc. */

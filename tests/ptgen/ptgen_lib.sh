@@ -4,7 +4,7 @@
 : "${top_builddir:?run me from make check (top_builddir is not set)}"
 PTGEN="$top_builddir/tests/ptgen/ptgen"
 PTGEN_PROGDIR="$top_builddir/tests/progs"
-PTGEN_ORACLE="$top_builddir/tests/ipt_oracle"
+PTGEN_ORACLE="$top_builddir/tests/oracle/ipt_oracle"
 
 # The traced programs (tests/progs/*.c).
 PTGEN_PROGS="loops recursion indirect switch longjmp signals shared"

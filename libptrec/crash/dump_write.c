@@ -1,0 +1,465 @@
+/* dump_write.c — writes a ptrec dump (dump_format.h, doc/dump-format.md).
+ *
+ * ASYNC-SIGNAL-SAFE ISLAND: called from the crash handler.  It may not call malloc/free,
+ * stdio, locale functions, or take locks, and must not fault on the crashed process's memory:
+ * every read of memory we do not own (ELF headers and notes of mapped files, JIT code, the
+ * vDSO, the stack) goes through process_vm_readv on our own pid, which fails with EFAULT
+ * instead of faulting.  Ring memory is ours and is written directly.  Buffers are static (one
+ * set for crashes, one for snapshots) or were mapped at ptrec_init (the /proc/self/maps text).
+ *
+ * Record order: PROCESS, REGS (when a ucontext is known), STATUS, THREAD for every listed
+ * thread (the event thread first), MAPS, BUILDID per mapped ELF file, MEMORY (JIT code, vDSO,
+ * stack near SP), END. */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "runtime/recorder.h"
+
+#define BOUNCE_SIZE (64u << 10)
+#define PTREC_STACK_GAP (1u << 20) /* SP this far below a mapping still counts as its stack */
+
+/* One writer's state and buffers. */
+struct dump_ctx {
+	int fd;                       /* output */
+	int failed;                   /* a write failed */
+	uint64_t code_budget;         /* JIT bytes still allowed */
+	uint8_t bounce[BOUNCE_SIZE];  /* safe-copy buffer */
+	char maps[PTREC_MAPS_MAX];    /* /proc/self/maps text */
+	size_t maps_len;              /* bytes in maps */
+	struct ptrec_dump_process proc; /* PROCESS payload */
+	struct ptrec_dump_thread th;  /* THREAD payload header */
+};
+
+static struct dump_ctx ctx_store[2];
+
+size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len)
+{
+	struct iovec local = {dst, len};
+	struct iovec remote = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static void out(struct dump_ctx *c, const void *p, size_t n)
+{
+	if (c->failed || !n)
+		return;
+	if (ptrec_write_all(c->fd, p, n) != 0)
+		c->failed = 1;
+}
+
+static void out_pad(struct dump_ctx *c, uint64_t size)
+{
+	static const uint8_t zeros[8];
+	if (size % 8)
+		out(c, zeros, 8 - size % 8);
+}
+
+static void rec_begin(struct dump_ctx *c, uint32_t type, uint64_t size)
+{
+	struct ptrec_dump_record r = {type, 0, size};
+	out(c, &r, sizeof(r));
+}
+
+/* Writes len bytes of memory at addr through the bounce buffer; unreadable bytes become
+ * zeros, so the record keeps its announced size. */
+static void out_memory(struct dump_ctx *c, uint64_t addr, uint64_t len)
+{
+	while (len) {
+		size_t chunk = len < BOUNCE_SIZE ? (size_t)len : BOUNCE_SIZE;
+		size_t got = ptrec_safe_copy(c->bounce, addr, chunk);
+		if (got < chunk)
+			memset(c->bounce + got, 0, chunk - got);
+		out(c, c->bounce, chunk);
+		addr += chunk;
+		len -= chunk;
+	}
+}
+
+/* ---- PROCESS, REGS ---------------------------------------------------------------------- */
+
+static void write_process(struct dump_ctx *c, const struct ptrec_dump_request *req)
+{
+	struct ptrec_dump_process *p = &c->proc;
+	struct timespec now;
+
+	memset(p, 0, sizeof(*p));
+	clock_gettime(CLOCK_REALTIME, &now);
+	p->pid = (uint32_t)getpid();
+	p->tid = (uint32_t)req->tid;
+	p->event = req->event;
+	p->signo = req->signo;
+	if (req->info) {
+		p->si_code = req->info->si_code;
+		p->si_errno = req->info->si_errno;
+		if (req->signo == SIGSEGV || req->signo == SIGBUS || req->signo == SIGILL ||
+		    req->signo == SIGFPE || req->signo == SIGTRAP)
+			p->fault_addr = (uint64_t)(uintptr_t)req->info->si_addr;
+	}
+	p->time_sec = now.tv_sec;
+	p->time_nsec = now.tv_nsec;
+	p->backend = ptrec_rec.backend;
+	p->cpu_family = ptrec_rec.cpu_family;
+	p->cpu_model = ptrec_rec.cpu_model;
+	p->cpu_stepping = ptrec_rec.cpu_stepping;
+	p->nthreads = req->nthreads;
+	ptrec_read_small_file("/proc/self/comm", p->comm, sizeof(p->comm));
+	ssize_t n = readlink("/proc/self/exe", p->exe, sizeof(p->exe) - 1);
+	p->exe[n > 0 ? n : 0] = '\0';
+	ptrec_strlcpy(p->reason, req->reason, sizeof(p->reason));
+	rec_begin(c, PTREC_REC_PROCESS, sizeof(*p));
+	out(c, p, sizeof(*p));
+	out_pad(c, sizeof(*p));
+}
+
+static uint64_t context_sp(const void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+	return uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+}
+
+static void write_regs(struct dump_ctx *c, const struct ptrec_dump_request *req)
+{
+	const ucontext_t *uc = req->ucontext;
+	struct ptrec_dump_regs r;
+
+	if (!uc)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.tid = (uint32_t)req->tid;
+	r.count = PTREC_REG_COUNT;
+	/* glibc's gregs order (REG_R8 .. REG_CR2) is the dump's order. */
+	for (int i = 0; i < PTREC_REG_COUNT && i < NGREG; i++)
+		r.gregs[i] = (uint64_t)uc->uc_mcontext.gregs[i];
+	rec_begin(c, PTREC_REC_REGS, sizeof(r));
+	out(c, &r, sizeof(r));
+	out_pad(c, sizeof(r));
+}
+
+/* ---- STATUS ---------------------------------------------------------------------------- */
+
+static void write_status(struct dump_ctx *c)
+{
+	struct ptrec_sbuf b;
+
+	ptrec_sbuf_init(&b, (char *)c->bounce, BOUNCE_SIZE);
+	ptrec_sbuf_str(&b, "backend ");
+	ptrec_sbuf_str(&b, ptrec_backend_name(ptrec_rec.backend));
+	ptrec_sbuf_str(&b, "\nring_size ");
+	ptrec_sbuf_udec(&b, ptrec_rec.cfg.ring_size);
+	ptrec_sbuf_str(&b, "\nmemory_budget ");
+	ptrec_sbuf_udec(&b, ptrec_rec.cfg.memory_budget);
+	ptrec_sbuf_str(&b, "\nthreads_untraced ");
+	ptrec_sbuf_udec(&b, atomic_load(&ptrec_rec.threads_untraced));
+	ptrec_sbuf_char(&b, '\n');
+	for (int i = 0; i < PTREC_BACKEND_COUNT_; i++) {
+		if (!ptrec_rec.reason[i][0])
+			continue;
+		ptrec_sbuf_str(&b, "refused ");
+		ptrec_sbuf_str(&b, ptrec_backend_name((enum ptrec_backend)i));
+		ptrec_sbuf_str(&b, ": ");
+		ptrec_sbuf_str(&b, ptrec_rec.reason[i]);
+		ptrec_sbuf_char(&b, '\n');
+	}
+	rec_begin(c, PTREC_REC_STATUS, b.len);
+	out(c, c->bounce, b.len);
+	out_pad(c, b.len);
+}
+
+/* ---- THREAD ----------------------------------------------------------------------------- */
+
+static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *req,
+                         struct ptrec_thread *t)
+{
+	struct ptrec_dump_thread *h = &c->th;
+	struct ptrec_ring_view v;
+	char path[64];
+	struct ptrec_sbuf b;
+
+	memset(h, 0, sizeof(*h));
+	memset(&v, 0, sizeof(v));
+	h->tid = (uint32_t)t->tid;
+	h->backend = t->ops ? (uint32_t)t->ops->id : PTREC_BACKEND_NONE;
+	h->flags = t->flags & PTREC_THREAD_UNTRACED;
+	if (t->tid == req->tid) {
+		h->flags |= PTREC_THREAD_CRASHED;
+		h->stack_pointer = context_sp(req->ucontext);
+	}
+	ptrec_sbuf_init(&b, path, sizeof(path));
+	ptrec_sbuf_str(&b, "/proc/self/task/");
+	ptrec_sbuf_dec(&b, t->tid);
+	ptrec_sbuf_str(&b, "/comm");
+	ptrec_read_small_file(path, h->name, sizeof(h->name));
+	if (t->ops) {
+		if (req->source == PTREC_DUMP_COPIES)
+			v = t->snap;
+		else if (t->ops->view(&t->ring, &v) != 0)
+			memset(&v, 0, sizeof(v));
+		h->flags |= PTREC_THREAD_FROZEN;
+		if (v.wrapped)
+			h->flags |= PTREC_THREAD_WRAPPED;
+		h->ring_size = t->ring.size;
+		h->head = v.head;
+		h->data_size = v.len[0] + v.len[1];
+		h->pt_config = t->ring.config;
+		h->pt_config1 = t->ring.config1;
+		h->pt_config2 = t->ring.config2;
+		h->mtc_period = t->ring.mtc_period;
+		h->tsc_ratio_n = ptrec_rec.tsc_ratio_n;
+		h->tsc_ratio_d = ptrec_rec.tsc_ratio_d;
+		h->nom_freq = ptrec_rec.nom_freq;
+		h->time_zero = t->ring.time_zero;
+		h->time_shift = t->ring.time_shift;
+		h->time_mult = t->ring.time_mult;
+	}
+	rec_begin(c, PTREC_REC_THREAD, sizeof(*h) + h->data_size);
+	out(c, h, sizeof(*h));
+	if (v.part[0])
+		out(c, v.part[0], v.len[0]);
+	if (v.part[1])
+		out(c, v.part[1], v.len[1]);
+	out_pad(c, sizeof(*h) + h->data_size);
+}
+
+/* ---- MAPS and what they point to -------------------------------------------------------- */
+
+static void read_maps(struct dump_ctx *c)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	c->maps_len = 0;
+	if (fd < 0)
+		return;
+	while (c->maps_len < sizeof(c->maps)) {
+		ssize_t n = read(fd, c->maps + c->maps_len, sizeof(c->maps) - c->maps_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		c->maps_len += (size_t)n;
+	}
+	close(fd);
+	/* Keep whole lines only. */
+	while (c->maps_len && c->maps[c->maps_len - 1] != '\n')
+		c->maps_len--;
+}
+
+/* One parsed line of /proc/self/maps. */
+struct map_line {
+	uint64_t start, end, offset; /* range and file offset */
+	char perms[5];               /* "r-xp" */
+	const char *path;            /* into the maps text (not NUL-terminated) */
+	size_t path_len;             /* bytes of path */
+};
+
+static uint64_t parse_hex(const char **pp, const char *end)
+{
+	uint64_t v = 0;
+	const char *p = *pp;
+	for (; p < end; p++) {
+		char ch = *p;
+		unsigned d;
+		if (ch >= '0' && ch <= '9') d = (unsigned)(ch - '0');
+		else if (ch >= 'a' && ch <= 'f') d = (unsigned)(ch - 'a' + 10);
+		else break;
+		v = v << 4 | d;
+	}
+	*pp = p;
+	return v;
+}
+
+static const char *skip_field(const char *p, const char *end)
+{
+	while (p < end && *p != ' ')
+		p++;
+	while (p < end && *p == ' ')
+		p++;
+	return p;
+}
+
+/* Parses the line starting at *pos.  Returns 1 and advances *pos, or 0 at the end. */
+static int next_map(const struct dump_ctx *c, size_t *pos, struct map_line *m)
+{
+	const char *p = c->maps + *pos, *end = c->maps + c->maps_len;
+	if (p >= end)
+		return 0;
+	const char *eol = p;
+	while (eol < end && *eol != '\n')
+		eol++;
+	*pos = (size_t)(eol - c->maps) + 1;
+	m->start = parse_hex(&p, eol);
+	if (p < eol && *p == '-')
+		p++;
+	m->end = parse_hex(&p, eol);
+	while (p < eol && *p == ' ')
+		p++;
+	for (int i = 0; i < 4; i++)
+		m->perms[i] = p + i < eol ? p[i] : '-';
+	m->perms[4] = '\0';
+	p = skip_field(p, eol);            /* perms */
+	m->offset = parse_hex(&p, eol);
+	p = skip_field(p, eol);            /* offset */
+	p = skip_field(p, eol);            /* dev */
+	p = skip_field(p, eol);            /* inode */
+	m->path = p;
+	m->path_len = (size_t)(eol - p);
+	return 1;
+}
+
+static int path_is(const struct map_line *m, const char *s)
+{
+	size_t n = strlen(s);
+	return m->path_len == n && memcmp(m->path, s, n) == 0;
+}
+
+/* Finds the GNU build-id of the ELF file mapped at m (offset 0) by reading its program
+ * headers and notes from memory.  Returns the id length (0 if none) with the id in id. */
+static size_t find_build_id(struct dump_ctx *c, const struct map_line *m, uint8_t *id,
+                            size_t idcap)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+
+	if (ptrec_safe_copy(&eh, m->start, sizeof(eh)) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 64 ||
+	    eh.e_phoff > m->end - m->start)
+		return 0;
+	size_t phbytes = eh.e_phnum * sizeof(Elf64_Phdr);
+	if (ptrec_safe_copy(ph, m->start + eh.e_phoff, phbytes) != phbytes)
+		return 0;
+	uint64_t bias = 0;
+	if (eh.e_type == ET_DYN) {
+		for (unsigned i = 0; i < eh.e_phnum; i++)
+			if (ph[i].p_type == PT_LOAD) {
+				bias = m->start - (ph[i].p_vaddr & ~(uint64_t)0xfff);
+				break;
+			}
+	}
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE || ph[i].p_memsz < 12)
+			continue;
+		size_t len = ph[i].p_memsz < BOUNCE_SIZE ? (size_t)ph[i].p_memsz : BOUNCE_SIZE;
+		len = ptrec_safe_copy(c->bounce, bias + ph[i].p_vaddr, len);
+		size_t off = 0;
+		while (off + 12 <= len) {
+			uint32_t namesz, descsz, type;
+			memcpy(&namesz, c->bounce + off, 4);
+			memcpy(&descsz, c->bounce + off + 4, 4);
+			memcpy(&type, c->bounce + off + 8, 4);
+			size_t name_off = off + 12;
+			size_t desc_off = name_off + ((namesz + 3u) & ~3u);
+			size_t next = desc_off + ((descsz + 3u) & ~3u);
+			if (namesz > len || descsz > len || next > len || next <= off)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    memcmp(c->bounce + name_off, "GNU", 4) == 0 && descsz <= idcap) {
+				memcpy(id, c->bounce + desc_off, descsz);
+				return descsz;
+			}
+			off = next;
+		}
+	}
+	return 0;
+}
+
+static void write_buildids(struct dump_ctx *c)
+{
+	struct map_line m;
+	size_t pos = 0;
+	uint8_t id[64];
+
+	while (next_map(c, &pos, &m)) {
+		if (m.offset != 0 || m.path_len == 0 || m.path[0] != '/' || m.perms[0] != 'r')
+			continue;
+		size_t n = find_build_id(c, &m, id, sizeof(id));
+		if (!n)
+			continue;
+		struct ptrec_dump_buildid b = {m.start, (uint32_t)n, (uint32_t)m.path_len};
+		uint64_t size = sizeof(b) + n + m.path_len;
+		rec_begin(c, PTREC_REC_BUILDID, size);
+		out(c, &b, sizeof(b));
+		out(c, id, n);
+		out(c, m.path, m.path_len);
+		out_pad(c, size);
+	}
+}
+
+static void write_memory(struct dump_ctx *c, uint64_t addr, uint64_t len, uint32_t kind,
+                         uint32_t tid)
+{
+	struct ptrec_dump_memory h = {addr, kind, tid, len};
+	rec_begin(c, PTREC_REC_MEMORY, sizeof(h) + len);
+	out(c, &h, sizeof(h));
+	out_memory(c, addr, len);
+	out_pad(c, sizeof(h) + len);
+}
+
+static void write_code_and_stack(struct dump_ctx *c, const struct ptrec_dump_request *req)
+{
+	struct map_line m;
+	size_t pos = 0;
+	uint64_t sp = context_sp(req->ucontext);
+
+	int stack_done = 0;
+
+	c->code_budget = PTREC_CODE_DUMP_MAX;
+	while (next_map(c, &pos, &m)) {
+		uint64_t len = m.end - m.start;
+		/* The stack from SP up; after a stack overflow SP lies in the guard gap just below
+		 * the stack mapping, and the stack is kept from the mapping's start. */
+		uint64_t from = sp >= m.start ? sp : m.start;
+		int near = sp >= m.start || m.start - sp <= PTREC_STACK_GAP;
+		if (sp && !stack_done && sp < m.end && near) {
+			uint64_t n = m.end - from < PTREC_STACK_DUMP ? m.end - from : PTREC_STACK_DUMP;
+			write_memory(c, from, n, PTREC_MEM_STACK, (uint32_t)req->tid);
+			stack_done = 1;
+		}
+		if (m.perms[2] != 'x')
+			continue;
+		if (path_is(&m, "[vdso]")) {
+			write_memory(c, m.start, len, PTREC_MEM_VDSO, 0);
+			continue;
+		}
+		int anon = m.path_len == 0 || (m.path_len > 6 && memcmp(m.path, "[anon:", 6) == 0) ||
+		           (m.path_len > 7 && memcmp(m.path, "/memfd:", 7) == 0);
+		if (!anon || len > c->code_budget)
+			continue;
+		c->code_budget -= len;
+		write_memory(c, m.start, len, PTREC_MEM_CODE, 0);
+	}
+}
+
+int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
+{
+	struct dump_ctx *c = &ctx_store[slot ? 1 : 0];
+	struct ptrec_dump_header h;
+
+	c->fd = req->fd;
+	c->failed = 0;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, PTREC_DUMP_MAGIC, 8);
+	h.version = PTREC_DUMP_VERSION;
+	h.header_size = sizeof(h);
+	out(c, &h, sizeof(h));
+	write_process(c, req);
+	write_regs(c, req);
+	write_status(c);
+	for (unsigned i = 0; i < req->nthreads; i++)
+		write_thread(c, req, req->threads[i]);
+	read_maps(c);
+	rec_begin(c, PTREC_REC_MAPS, c->maps_len);
+	out(c, c->maps, c->maps_len);
+	out_pad(c, c->maps_len);
+	write_buildids(c);
+	write_code_and_stack(c, req);
+	rec_begin(c, PTREC_REC_END, 0);
+	return c->failed ? -PTREC_EIO : 0;
+}

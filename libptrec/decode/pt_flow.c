@@ -1,0 +1,1712 @@
+/* pt_flow.c — Intel PT instruction flow decoder with a basic-block cache.
+ *
+ * Structure: a packet cursor with one item of look-ahead (the next non-TNT packet that matters:
+ * TIP, TIP.PGE, TIP.PGD, FUP pair, PSB+ sync point, OVF, end, error) and a TNT queue; a block
+ * cache (straight-line code up to and including the next branch, keyed by address and mode,
+ * with cached successors); and the walker that moves from block to block consuming TNT bits and
+ * IP packets.  See pt_flow.h for the semantics. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrec.h"
+#include "decode/pt_flow.h"
+#include "decode/pt_packet.h"
+
+#define RETSTACK_SIZE 64      /* hardware return-compression depth */
+#define BLK_MAX_INSN 512      /* longest block; longer straight code continues in a new block */
+#define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
+#define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
+#define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
+#define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
+
+/* How a cached block ends. */
+enum blk_end {
+	BLK_BRANCH = 0, /* with a branch instruction (iclass in blk.iclass) */
+	BLK_OPEN,       /* at BLK_MAX_INSN: continues at fall */
+	BLK_ERROR,      /* at an address that does not decode (err): fall */
+};
+
+/* A basic block: straight-line instructions up to the next branch.  64 bytes. */
+struct blk {
+	uint64_t start;     /* first instruction */
+	uint64_t dest[2];   /* [0] fall: the address after the last instruction (BLK_ERROR: the
+	                       undecodable address, with last_len 0; the last instruction is at
+	                       fall - last_len); [1] the direct branch target (iclass
+	                       JCC/JMP/CALL): indexed by a TNT bit */
+	const uint8_t *len; /* instruction lengths (in a pool chunk) */
+	uint16_t ninsn;     /* instructions, including the final branch */
+	int16_t err;        /* BLK_ERROR: -PTREC_ENOMAP or -PTREC_EFORMAT */
+	uint8_t mode;       /* enum ptrec_x86_mode decoded in */
+	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
+	uint8_t end;        /* enum blk_end */
+	uint8_t last_len;   /* length of the last instruction */
+	int32_t succ[2];    /* cached block index: [0] fall-through / not taken, [1] taken/target */
+	int32_t succ_ind;   /* cached block index of the last indirect target (check start) */
+	uint32_t pad_;      /* zero */
+	uint64_t at;        /* address of the last instruction (BLK_ERROR: the undecodable one) */
+};
+
+/* Address of the last instruction of a block (BLK_ERROR: the undecodable address). */
+#define BLK_END_IP(b) ((b)->at)
+
+_Static_assert(sizeof(struct blk) == 64, "a block is one cache line");
+
+/* The decoder's top-level state. */
+enum flow_state {
+	ST_SYNC = 0, /* looking for a PSB */
+	ST_DISABLED, /* synchronised, tracing off until TIP.PGE */
+	ST_ENABLED,  /* synchronised at ip */
+	ST_END,      /* trace exhausted */
+};
+
+/* The look-ahead item: the next packet that is not a TNT, timing or status packet. */
+enum nx_kind {
+	NX_NONE = 0, /* not read yet */
+	NX_TIP,      /* TIP: target */
+	NX_PGE,      /* TIP.PGE */
+	NX_PGD,      /* TIP.PGD (not preceded by FUP) */
+	NX_FUP_TIP,  /* FUP(ip) + TIP(ip2): interrupt/exception or TSX abort */
+	NX_FUP_PGD,  /* FUP(ip) + TIP.PGD: asynchronous disable */
+	NX_FUP_END,  /* FUP(ip) and then the end of the trace */
+	NX_SYNC,     /* PSB+ with FUP: execution must be at ip when the TNT queue empties */
+	NX_OVF,      /* OVF; ip = resume IP when has_ip; resume_pge when TIP.PGE follows */
+	NX_END,      /* end of the trace */
+	NX_ERR,      /* a packet error at off */
+};
+
+struct nx {
+	uint8_t kind;      /* enum nx_kind */
+	uint8_t has_ip;    /* ip is valid (TIP/PGD may suppress it) */
+	uint8_t has_ip2;   /* ip2 is valid */
+	uint8_t abort;     /* NX_FUP_TIP/PGD: the FUP belonged to a TSX abort */
+	uint8_t has_mode;  /* a MODE.Exec preceded it: new_mode applies to its target */
+	uint8_t new_mode;  /* that mode */
+	uint8_t tflags;    /* time flags when it was read */
+	uint8_t pad_;
+	int err;           /* NX_ERR: -PTREC_E* */
+	const char *why;   /* NX_ERR: text */
+	uint64_t ip;       /* TIP/PGE/PGD target, FUP IP, PSB+ IP, OVF resume IP */
+	uint64_t ip2;      /* the TIP/TIP.PGD target after a FUP */
+	uint64_t off;      /* trace offset of the packet */
+	uint64_t psb_off;  /* NX_SYNC: offset of its PSB (resync point on a mismatch) */
+	uint64_t tsc;      /* time when it was read */
+};
+
+struct ptrec_pt_flow {
+	const uint8_t *buf;         /* trace */
+	size_t len;                 /* trace size */
+	size_t pos;                 /* next packet offset */
+	struct ptrec_pt_img *image;     /* code */
+	unsigned errata;            /* PT_ERRATUM_* */
+	enum ptrec_pt_packet_ctx ctx;     /* BBP/BIP block context */
+	int state;                  /* enum flow_state */
+	int synced_once;            /* a PSB was found at least once */
+	uint64_t ip;                /* next instruction (ST_ENABLED) */
+	uint8_t mode;               /* current enum ptrec_x86_mode */
+	uint8_t pending_mode;       /* MODE.Exec seen, applies at the next TIP/PGE */
+	uint8_t has_pending_mode;   /* pending_mode is valid */
+	uint8_t fup_skip;           /* the next FUP belongs to PTW/TSX/EXSTOP/...: consume it */
+	uint8_t tsx_abort;          /* a MODE.TSX abort was seen: its FUP+TIP is an abort */
+	uint8_t in_tx;              /* inside a transaction */
+	uint64_t last_ip;           /* IP compression state */
+	uint64_t cr3;               /* last PIP */
+	uint64_t vmcs;              /* last VMCS */
+	uint64_t tnt;               /* queued TNT bits, oldest at bit tnt_n-1 */
+	unsigned tnt_n;             /* number of queued bits */
+	uint64_t tnt_tsc;           /* time of the last TNT packet */
+	uint8_t tnt_tflags;         /* its time flags */
+	uint64_t tnt_off;           /* its offset */
+	struct nx nx;               /* look-ahead */
+	uint64_t ret[RETSTACK_SIZE];/* return stack (circular) */
+	unsigned ret_top;           /* index of the next push */
+	unsigned ret_n;             /* entries held (<= RETSTACK_SIZE) */
+	struct ptrec_pt_time time;        /* timing */
+	uint64_t ev_tsc;            /* time of the last timed event (see order_time) */
+	uint64_t ptw[PTW_QUEUE];    /* PTWRITE payloads to deliver */
+	unsigned ptw_head, ptw_n;   /* queue head and count */
+	unsigned no_progress;       /* blocks walked since a packet was consumed */
+	/* block cache */
+	struct blk *blk;            /* blocks */
+	uint32_t nblk, capblk;      /* used, allocated */
+	int32_t *hash;              /* open-addressing table of block indices (-1 empty) */
+	uint32_t hash_mask;         /* table size - 1 */
+	uint8_t **chunk;            /* instruction length pool: chunks that never move */
+	uint32_t nchunk, capchunk;  /* chunks allocated, slots */
+	uint32_t cur_chunk;         /* chunk being filled */
+	uint32_t chunk_used;        /* bytes used in it */
+	uint32_t retire;            /* chunks [0, retire) belong to a flushed cache */
+	uint64_t image_gen;         /* image generation the cache was built for */
+	const uint64_t *gen_ref;    /* the image's live generation number */
+	int32_t cur_blk;            /* block of the current ip if known (-1) */
+	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
+	                               known, no PTW queued, no chunks to retire (set only when
+	                               next_run_refill returns, cleared by ptrec_pt_flow_next_runs; read only
+	                               by ptrec_pt_flow_next_run) */
+	/* instruction iterator */
+	struct ptrec_pt_flow_run it_run;  /* current run */
+	uint32_t it_i;              /* next instruction index in it_run */
+	uint64_t it_ip;             /* its address */
+	int it_have;                /* it_run is valid */
+	int it_event_done;          /* it_run's event was delivered */
+	struct ptrec_pt_flow_stats stats; /* counters */
+};
+
+/* ---- errata ----------------------------------------------------------------------------- */
+
+unsigned ptrec_pt_flow_cpu_errata(const struct ptrec_pt_flow_cpu *cpu)
+{
+	if (!cpu || cpu->family != 6)
+		return 0;
+	switch (cpu->model) {
+	case 0x4e: case 0x5e: case 0x8e: case 0x9e: /* Skylake, Kaby/Coffee Lake client */
+	case 0xa5: case 0xa6:                       /* Comet Lake */
+		return PT_ERRATUM_SKL014 | PT_ERRATUM_SKD010;
+	case 0x55:                                  /* Skylake server */
+		return PT_ERRATUM_SKD010;
+	case 0x5c: case 0x5f:                       /* Apollo Lake, Denverton (Goldmont) */
+		return PT_ERRATUM_APL11;
+	default:
+		return 0;
+	}
+}
+
+static int parse_num(const char *s, char **end, uint16_t *out)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	unsigned long v = strtoul(s, end, 0);
+	if (v > 0xffff)
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int ptrec_pt_flow_parse_cpu(const char *s, struct ptrec_pt_flow_cpu *cpu)
+{
+	char *end;
+	struct ptrec_pt_flow_cpu c = {0, 0, 0};
+	if (!s || !cpu)
+		return -PTREC_EINVAL;
+	if (parse_num(s, &end, &c.family) || *end != '/')
+		return -PTREC_EINVAL;
+	if (parse_num(end + 1, &end, &c.model))
+		return -PTREC_EINVAL;
+	if (*end == '/') {
+		if (parse_num(end + 1, &end, &c.stepping))
+			return -PTREC_EINVAL;
+	}
+	if (*end)
+		return -PTREC_EINVAL;
+	*cpu = c;
+	return 0;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------- */
+
+static void cache_flush(struct ptrec_pt_flow *f)
+{
+	f->nblk = 0;
+	f->retire = f->nchunk; /* freed at the next call: runs may still point there */
+	f->chunk_used = CHUNK_SIZE;
+	if (f->hash)
+		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
+	f->cur_blk = -1;
+}
+
+struct ptrec_pt_flow *ptrec_pt_flow_new(const struct ptrec_pt_flow_config *cfg)
+{
+	if (!cfg || (!cfg->buf && cfg->len) || !cfg->image)
+		return NULL;
+	struct ptrec_pt_flow *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->buf = cfg->buf;
+	f->len = cfg->len;
+	f->image = cfg->image;
+	f->errata = cfg->errata;
+	f->mode = X86_MODE_64;
+	f->cur_blk = -1;
+	ptrec_pt_time_init(&f->time, &cfg->time);
+	f->hash_mask = 4095;
+	f->hash = malloc(((size_t)f->hash_mask + 1) * sizeof(*f->hash));
+	if (!f->hash) {
+		free(f);
+		return NULL;
+	}
+	cache_flush(f);
+	f->image_gen = ptrec_pt_img_generation(f->image);
+	f->gen_ref = ptrec_pt_img_generation_ref(f->image);
+	return f;
+}
+
+void ptrec_pt_flow_free(struct ptrec_pt_flow *f)
+{
+	if (!f)
+		return;
+	free(f->blk);
+	free(f->hash);
+	for (uint32_t i = 0; i < f->nchunk; i++)
+		free(f->chunk[i]);
+	free(f->chunk);
+	free(f);
+}
+
+const struct ptrec_pt_flow_stats *ptrec_pt_flow_stats(const struct ptrec_pt_flow *f)
+{
+	return &f->stats;
+}
+
+/* ---- block cache ------------------------------------------------------------------------ */
+
+static inline uint32_t blk_hash(uint64_t ip, unsigned mode)
+{
+	uint64_t h = (ip ^ ((uint64_t)mode << 62)) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32);
+}
+
+static int hash_grow(struct ptrec_pt_flow *f)
+{
+	uint32_t size = (f->hash_mask + 1) * 2;
+	int32_t *h = malloc((size_t)size * sizeof(*h));
+	if (!h)
+		return -PTREC_ENOMEM;
+	memset(h, 0xff, (size_t)size * sizeof(*h));
+	for (uint32_t i = 0; i < f->nblk; i++) {
+		uint32_t k = blk_hash(f->blk[i].start, f->blk[i].mode) & (size - 1);
+		while (h[k] >= 0)
+			k = (k + 1) & (size - 1);
+		h[k] = (int32_t)i;
+	}
+	free(f->hash);
+	f->hash = h;
+	f->hash_mask = size - 1;
+	return 0;
+}
+
+
+/* Makes room for n more lengths, appending a chunk when the current one is too full.  Chunks
+ * never move and are only freed by retire_chunks, so lengths handed out in runs stay valid until
+ * the next call into the decoder even across a cache flush. */
+static int lens_reserve(struct ptrec_pt_flow *f, uint32_t n)
+{
+	if (f->nchunk > f->retire && f->chunk_used + n <= CHUNK_SIZE)
+		return 0;
+	if (f->nchunk == f->capchunk) {
+		uint32_t cap = f->capchunk ? f->capchunk * 2 : 16;
+		uint8_t **c = realloc(f->chunk, (size_t)cap * sizeof(*c));
+		if (!c)
+			return -PTREC_ENOMEM;
+		f->chunk = c;
+		f->capchunk = cap;
+	}
+	f->chunk[f->nchunk] = malloc(CHUNK_SIZE);
+	if (!f->chunk[f->nchunk])
+		return -PTREC_ENOMEM;
+	f->cur_chunk = f->nchunk++;
+	f->chunk_used = 0;
+	return 0;
+}
+
+/* Frees the chunks a cache flush retired (called at the start of each public call). */
+static void retire_chunks(struct ptrec_pt_flow *f)
+{
+	for (uint32_t i = 0; i < f->retire; i++)
+		free(f->chunk[i]);
+	memmove(f->chunk, f->chunk + f->retire, (f->nchunk - f->retire) * sizeof(*f->chunk));
+	f->nchunk -= f->retire;
+	f->cur_chunk = f->nchunk ? f->nchunk - 1 : 0;
+	f->retire = 0;
+}
+
+/* Decodes the block at ip into the cache.  Returns its index or -PTREC_ENOMEM. */
+static int32_t blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
+{
+	if (f->nblk == f->capblk) {
+		uint32_t cap = f->capblk ? f->capblk * 2 : 1024;
+		struct blk *b = aligned_alloc(64, (size_t)cap * sizeof(*b));
+		if (!b)
+			return -PTREC_ENOMEM;
+		if (f->nblk)
+			memcpy(b, f->blk, (size_t)f->nblk * sizeof(*b));
+		free(f->blk);
+		f->blk = b;
+		f->capblk = cap;
+	}
+	if ((f->nblk + 1) * 2 > f->hash_mask + 1 && hash_grow(f))
+		return -PTREC_ENOMEM;
+	if (lens_reserve(f, BLK_MAX_INSN))
+		return -PTREC_ENOMEM;
+
+	struct blk *b = &f->blk[f->nblk];
+	memset(b, 0, sizeof(*b));
+	b->start = ip;
+	b->mode = (uint8_t)mode;
+	b->len = f->chunk[f->cur_chunk] + f->chunk_used;
+	b->succ[0] = b->succ[1] = b->succ_ind = -1;
+	b->end = BLK_OPEN;
+
+	uint8_t *lens = f->chunk[f->cur_chunk] + f->chunk_used;
+	uint64_t cur = ip, end_ip = ip;
+	unsigned n = 0;
+	const struct ptrec_pt_img_section *sec = ptrec_pt_img_find(f->image, cur);
+	while (n < BLK_MAX_INSN) {
+		struct ptrec_x86_insn insn;
+		int len;
+		if (!sec || cur - sec->vaddr >= sec->size)
+			sec = ptrec_pt_img_find(f->image, cur);
+		if (!sec) {
+			b->end = BLK_ERROR;
+			b->err = -PTREC_ENOMAP;
+			end_ip = cur;
+			break;
+		}
+		uint64_t off = cur - sec->vaddr;
+		uint64_t avail = sec->size - off;
+		len = ptrec_x86_ild_decode(sec->bytes + off, avail < 15 ? (size_t)avail : 15, cur,
+		                     (enum ptrec_x86_mode)mode, &insn);
+		if (len == -PTREC_ETRUNC && avail < 15) {
+			uint8_t tmp[15];
+			size_t got = ptrec_pt_img_read(f->image, cur, tmp, sizeof(tmp));
+			len = ptrec_x86_ild_decode(tmp, got, cur, (enum ptrec_x86_mode)mode, &insn);
+		}
+		if (len <= 0 || len > 15) {
+			b->end = BLK_ERROR;
+			b->err = len == -PTREC_ETRUNC ? -PTREC_ENOMAP : -PTREC_EFORMAT;
+			end_ip = cur;
+			break;
+		}
+		lens[n++] = (uint8_t)len;
+		end_ip = cur;
+		b->last_len = (uint8_t)len;
+		if (insn.iclass != X86_IC_OTHER && insn.iclass != X86_IC_PTWRITE) {
+			b->end = BLK_BRANCH;
+			b->iclass = insn.iclass;
+			if (insn.flags & X86_INSN_HAS_TARGET)
+				b->dest[1] = insn.target;
+			else if (insn.iclass == X86_IC_JCC || insn.iclass == X86_IC_JMP ||
+			         insn.iclass == X86_IC_CALL)
+				b->dest[1] = cur + (uint64_t)len; /* no target reported: treat as next */
+			break;
+		}
+		cur += (uint64_t)len;
+	}
+	b->ninsn = (uint16_t)n;
+	if (b->end == BLK_ERROR)
+		b->last_len = 0;
+	b->dest[0] = end_ip + b->last_len;
+	b->at = end_ip;
+	f->chunk_used += n;
+	f->stats.blocks++;
+
+	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
+	while (f->hash[k] >= 0)
+		k = (k + 1) & f->hash_mask;
+	f->hash[k] = (int32_t)f->nblk;
+	return (int32_t)f->nblk++;
+}
+
+/* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
+static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
+{
+	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
+	for (;;) {
+		int32_t i = f->hash[k];
+		if (i < 0)
+			break;
+		if (f->blk[i].start == ip && f->blk[i].mode == mode) {
+			f->stats.block_hits++;
+			return i;
+		}
+		k = (k + 1) & f->hash_mask;
+	}
+	return blk_decode(f, ip, mode);
+}
+
+/* ---- packets ---------------------------------------------------------------------------- */
+
+static void ret_push(struct ptrec_pt_flow *f, uint64_t ip)
+{
+	f->ret[f->ret_top] = ip;
+	f->ret_top = (f->ret_top + 1) % RETSTACK_SIZE;
+	if (f->ret_n < RETSTACK_SIZE)
+		f->ret_n++;
+}
+
+static int ret_pop(struct ptrec_pt_flow *f, uint64_t *ip)
+{
+	if (!f->ret_n)
+		return -1;
+	f->ret_top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+	f->ret_n--;
+	*ip = f->ret[f->ret_top];
+	return 0;
+}
+
+static uint8_t exec_mode(uint32_t sub)
+{
+	if (sub & 1)
+		return X86_MODE_64;
+	return (sub & 2) ? X86_MODE_32 : X86_MODE_16;
+}
+
+static void set_err(struct ptrec_pt_flow *f, uint64_t off, int err, const char *why)
+{
+	f->nx.kind = NX_ERR;
+	f->nx.err = err;
+	f->nx.why = why;
+	f->nx.off = off;
+}
+
+/* Sets nx's time to now. */
+static void nx_time(struct ptrec_pt_flow *f)
+{
+	f->nx.tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->nx.tsc);
+}
+
+/* Reads one packet at pos.  Returns its size, 0 at the end of the trace (a partial packet at the
+ * very end counts as the end), or a negative error. */
+static int read_pkt(struct ptrec_pt_flow *f, struct ptrec_pt_packet *pkt)
+{
+	if (f->pos >= f->len)
+		return 0;
+	int n = ptrec_pt_packet_decode(f->buf + f->pos, f->len - f->pos, &f->ctx, pkt);
+	if (n == -PTREC_ETRUNC)
+		return 0;
+	if (n <= 0)
+		return n < 0 ? n : -PTREC_EFORMAT;
+	return n;
+}
+
+/* Applies a status-only packet.  Returns 1 if pkt was one, else 0. */
+static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
+{
+	switch (pkt->type) {
+	case PT_PKT_PAD:
+	case PT_PKT_PSBEND:
+	case PT_PKT_MWAIT:
+	case PT_PKT_PWRE:
+	case PT_PKT_PWRX:
+	case PT_PKT_BBP:
+	case PT_PKT_BIP:
+	case PT_PKT_EVD:
+	case PT_PKT_TRIG:
+	case PT_PKT_TRACESTOP:
+	case PT_PKT_MNT:
+		return 1;
+	case PT_PKT_TSC:
+	case PT_PKT_MTC:
+	case PT_PKT_TMA:
+	case PT_PKT_CYC:
+	case PT_PKT_CBR:
+		ptrec_pt_time_update(&f->time, pkt);
+		return 1;
+	case PT_PKT_PIP:
+		f->cr3 = pkt->payload;
+		return 1;
+	case PT_PKT_VMCS:
+		f->vmcs = pkt->payload;
+		return 1;
+	case PT_PKT_MODE_EXEC:
+		f->pending_mode = exec_mode(pkt->sub);
+		f->has_pending_mode = 1;
+		return 1;
+	case PT_PKT_MODE_TSX:
+		f->in_tx = pkt->sub & 1;
+		if (pkt->sub & 2)
+			f->tsx_abort = 1;
+		else
+			f->fup_skip = 1;
+		return 1;
+	case PT_PKT_PTW:
+		if (f->ptw_n < PTW_QUEUE) {
+			f->ptw[(f->ptw_head + f->ptw_n) % PTW_QUEUE] = pkt->payload;
+			f->ptw_n++;
+		}
+		if (pkt->ip_bit)
+			f->fup_skip = 1;
+		return 1;
+	case PT_PKT_EXSTOP:
+	case PT_PKT_BEP:
+	case PT_PKT_CFE:
+		if (pkt->ip_bit)
+			f->fup_skip = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Decodes the IP of an IP packet into *ip.  Returns 1 with an IP, 0 when suppressed, or
+ * -PTREC_EFORMAT. */
+static int pkt_ip(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, uint64_t *ip)
+{
+	int e = ptrec_pt_last_ip_update(&f->last_ip, pkt, ip);
+	if (e == -PTREC_ENOMAP)
+		return 0;
+	return e < 0 ? -PTREC_EFORMAT : 1;
+}
+
+/* Processes PSB+ starting at the PSB at pos.  Sets have_fup and fup.  Returns 0, 1 if the trace
+ * ended inside it, or a negative error (pos is then at the bad packet). */
+static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
+{
+	struct ptrec_pt_packet pkt;
+	*have_fup = 0;
+	int n = read_pkt(f, &pkt);
+	if (n <= 0 || pkt.type != PT_PKT_PSB)
+		return n == 0 ? 1 : -PTREC_EFORMAT;
+	f->pos += (size_t)n;
+	f->last_ip = 0;
+	f->ctx = PT_CTX_NONE;
+	f->fup_skip = 0;
+	f->tsx_abort = 0;
+	for (;;) {
+		n = read_pkt(f, &pkt);
+		if (n == 0)
+			return 1;
+		if (n < 0)
+			return n;
+		switch (pkt.type) {
+		case PT_PKT_PSBEND:
+			f->pos += (size_t)n;
+			return 0;
+		case PT_PKT_FUP: {
+			uint64_t ip;
+			int e = pkt_ip(f, &pkt, &ip);
+			if (e < 0)
+				return e;
+			if (e > 0) {
+				*have_fup = 1;
+				*fup = ip;
+			}
+			break;
+		}
+		case PT_PKT_MODE_EXEC:
+			f->mode = exec_mode(pkt.sub);
+			f->has_pending_mode = 0;
+			break;
+		case PT_PKT_MODE_TSX:
+			f->in_tx = pkt.sub & 1;
+			break;
+		case PT_PKT_PSB:
+		case PT_PKT_TNT:
+		case PT_PKT_TIP:
+		case PT_PKT_TIP_PGE:
+		case PT_PKT_TIP_PGD:
+		case PT_PKT_OVF:
+			return -PTREC_EFORMAT;
+		default:
+			status_pkt(f, &pkt);
+			break;
+		}
+		f->pos += (size_t)n;
+	}
+}
+
+/* Reads packets until the look-ahead item is known or, unless want_tip, a TNT packet was
+ * queued.  Bounded by the trace length: every iteration consumes at least one byte or stops. */
+static void lookahead(struct ptrec_pt_flow *f, int want_tip)
+{
+	struct ptrec_pt_packet pkt;
+	if (f->nx.kind == NX_NONE)
+		memset(&f->nx, 0, sizeof(f->nx));
+	while (f->nx.kind == NX_NONE) {
+		uint64_t off = f->pos;
+		int n = read_pkt(f, &pkt);
+		if (n == 0) {
+			f->nx.kind = NX_END;
+			f->nx.off = off;
+			nx_time(f);
+			return;
+		}
+		if (n < 0) {
+			set_err(f, off, -PTREC_EFORMAT, "bad packet");
+			return;
+		}
+		switch (pkt.type) {
+		case PT_PKT_TNT:
+			if (f->tnt_n + pkt.tnt_count > 64) {
+				if (want_tip)
+					set_err(f, off, -PTREC_ESTATE, "more than 64 TNT bits before a TIP");
+				return;
+			}
+			f->tnt = (f->tnt << pkt.tnt_count) |
+			         (pkt.payload & ((1ull << pkt.tnt_count) - 1));
+			f->tnt_n += pkt.tnt_count;
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			f->tnt_tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->tnt_tsc);
+			f->tnt_off = off;
+			if (!want_tip)
+				return;
+			continue;
+		case PT_PKT_TIP:
+		case PT_PKT_TIP_PGE:
+		case PT_PKT_TIP_PGD: {
+			uint64_t ip = 0;
+			int e = pkt_ip(f, &pkt, &ip);
+			if (e < 0) {
+				set_err(f, off, e, "bad IP compression");
+				return;
+			}
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			f->nx.kind = pkt.type == PT_PKT_TIP ? NX_TIP
+			           : pkt.type == PT_PKT_TIP_PGE ? NX_PGE : NX_PGD;
+			f->nx.has_ip = e > 0;
+			f->nx.ip = ip;
+			f->nx.off = off;
+			f->nx.has_mode = f->has_pending_mode;
+			f->nx.new_mode = f->pending_mode;
+			if (pkt.type != PT_PKT_TIP_PGD)
+				f->has_pending_mode = 0;
+			nx_time(f);
+			if (pkt.type == PT_PKT_TIP_PGE && !f->nx.has_ip)
+				set_err(f, off, -PTREC_EFORMAT, "TIP.PGE without IP");
+			return;
+		}
+		case PT_PKT_FUP: {
+			uint64_t ip;
+			int e = pkt_ip(f, &pkt, &ip);
+			if (e <= 0) {
+				set_err(f, off, -PTREC_EFORMAT, e < 0 ? "bad IP compression"
+				                                      : "FUP without IP");
+				return;
+			}
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			if (f->fup_skip) { /* bound to PTW/TSX/EXSTOP/...: nothing to do */
+				f->fup_skip = 0;
+				continue;
+			}
+			/* An asynchronous event: FUP then TIP or TIP.PGD. */
+			f->nx.ip = ip;
+			f->nx.off = off;
+			f->nx.abort = f->tsx_abort;
+			f->tsx_abort = 0;
+			nx_time(f);
+			for (;;) {
+				uint64_t off2 = f->pos;
+				n = read_pkt(f, &pkt);
+				if (n == 0) {
+					f->nx.kind = NX_FUP_END;
+					return;
+				}
+				if (n < 0) {
+					set_err(f, off2, -PTREC_EFORMAT, "bad packet");
+					return;
+				}
+				if (pkt.type == PT_PKT_TIP || pkt.type == PT_PKT_TIP_PGD) {
+					uint64_t to = 0;
+					e = pkt_ip(f, &pkt, &to);
+					if (e < 0) {
+						set_err(f, off2, e, "bad IP compression");
+						return;
+					}
+					f->pos += (size_t)n;
+					f->nx.kind = pkt.type == PT_PKT_TIP ? NX_FUP_TIP : NX_FUP_PGD;
+					f->nx.has_ip2 = e > 0;
+					f->nx.ip2 = to;
+					f->nx.has_mode = f->has_pending_mode;
+					f->nx.new_mode = f->pending_mode;
+					if (pkt.type == PT_PKT_TIP)
+						f->has_pending_mode = 0;
+					if (pkt.type == PT_PKT_TIP && !f->nx.has_ip2)
+						set_err(f, off2, -PTREC_EFORMAT, "async branch TIP without IP");
+					return;
+				}
+				if (!status_pkt(f, &pkt) || pkt.type == PT_PKT_PTW) {
+					set_err(f, off2, -PTREC_ESTATE, "FUP not followed by TIP or TIP.PGD");
+					return;
+				}
+				f->pos += (size_t)n;
+			}
+		}
+		case PT_PKT_PSB: {
+			int have_fup;
+			uint64_t ip = 0;
+			int e = psb_plus(f, &have_fup, &ip);
+			if (e == 1) {
+				f->nx.kind = NX_END;
+				f->nx.off = off;
+				nx_time(f);
+				return;
+			}
+			if (e < 0) {
+				set_err(f, f->pos, e, "bad packet in PSB+");
+				return;
+			}
+			f->no_progress = 0;
+			if (have_fup) {
+				f->nx.kind = NX_SYNC;
+				f->nx.ip = ip;
+				f->nx.has_ip = 1;
+				f->nx.off = off;
+				f->nx.psb_off = off;
+				nx_time(f);
+				return;
+			}
+			continue;
+		}
+		case PT_PKT_OVF: {
+			f->pos += (size_t)n;
+			f->no_progress = 0;
+			f->nx.kind = NX_OVF;
+			f->nx.off = off;
+			f->nx.has_ip = 0;
+			f->nx.ip = 0;
+			nx_time(f);
+			/* What follows says where execution resumes. */
+			for (;;) {
+				uint64_t off2 = f->pos;
+				n = read_pkt(f, &pkt);
+				if (n <= 0)
+					return; /* end or error: reported when read again */
+				if (pkt.type == PT_PKT_FUP || (pkt.type == PT_PKT_TIP &&
+				                               (f->errata & PT_ERRATUM_SKD010))) {
+					uint64_t ip;
+					int e = pkt_ip(f, &pkt, &ip);
+					if (e <= 0)
+						return;
+					f->pos += (size_t)n;
+					f->nx.has_ip = 1;
+					f->nx.ip = ip;
+					f->nx.has_mode = f->has_pending_mode;
+					f->nx.new_mode = f->pending_mode;
+					f->has_pending_mode = 0;
+					f->fup_skip = 0;
+					return;
+				}
+				if (pkt.type == PT_PKT_TIP_PGD && (f->errata & PT_ERRATUM_APL11)) {
+					f->pos += (size_t)n;
+					continue;
+				}
+				if (pkt.type == PT_PKT_PTW || !status_pkt(f, &pkt))
+					return; /* TIP.PGE, PSB, ...: handled in the following state */
+				(void)off2;
+				f->pos += (size_t)n;
+			}
+		}
+		default:
+			if (!status_pkt(f, &pkt)) {
+				set_err(f, off, -PTREC_EFORMAT, "unknown packet");
+				return;
+			}
+			f->pos += (size_t)n;
+			continue;
+		}
+	}
+}
+
+/* ---- the walk --------------------------------------------------------------------------- */
+
+static void ev_set(struct ptrec_pt_flow_run *run, unsigned kind, uint64_t from, uint64_t to,
+                   unsigned tflags, uint64_t tsc)
+{
+	run->ev.kind = (uint8_t)kind;
+	run->ev.from = from;
+	run->ev.to = to;
+	run->ev.flags = (uint8_t)tflags;
+	run->ev.timestamp = (tflags & PTREC_BRF_HAS_TIME) ? tsc : 0;
+}
+
+/* Turns the current situation into a GAP event and schedules a resync.  off is where the
+ * problem is; resync starts at resync_from. */
+static void gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t from, int err,
+                const char *why, uint64_t off, size_t resync_from)
+{
+	unsigned tflags = ptrec_pt_time_now(&f->time, &run->ev.timestamp);
+	ev_set(run, PTREC_BR_GAP, from, 0, tflags, run->ev.timestamp);
+	run->ev.reason = (uint16_t)(err < 0 ? -err : err);
+	run->why = why;
+	run->offset = off;
+	f->stats.gaps++;
+	f->state = ST_SYNC;
+	f->pos = resync_from;
+	f->nx.kind = NX_NONE;
+	f->tnt_n = 0;
+	f->tnt = 0;
+	f->ret_n = 0;
+	f->cur_blk = -1;
+}
+
+/* The look-ahead item could not serve the decision the code asks for. */
+static void mismatch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t from, const char *why)
+{
+	struct nx *nx = &f->nx;
+	if (nx->kind == NX_ERR)
+		gap(f, run, from, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
+	else if (nx->kind == NX_SYNC)
+		gap(f, run, from, -PTREC_ESTATE, "PSB+ IP not reached by the code", nx->off,
+		    (size_t)nx->psb_off);
+	else
+		gap(f, run, from, -PTREC_ESTATE, why, nx->off, f->pos);
+}
+
+static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	struct nx *nx = &f->nx;
+	ev_set(run, PTREC_BR_OVERFLOW, f->state == ST_ENABLED ? f->ip : 0,
+	       nx->has_ip ? nx->ip : 0, nx->tflags, nx->tsc);
+	run->offset = nx->off;
+	f->stats.overflows++;
+	f->tnt_n = 0;
+	f->tnt = 0;
+	f->ret_n = 0;
+	f->cur_blk = -1;
+	if (nx->has_ip) {
+		f->ip = nx->ip;
+		if (nx->has_mode)
+			f->mode = nx->new_mode;
+		f->state = ST_ENABLED;
+	} else {
+		f->state = ST_DISABLED;
+	}
+	nx->kind = NX_NONE;
+}
+
+/* Binds an IP event (FUP pair or PSB+ sync point) at the current ip.  Returns 1 if it produced
+ * an event in run, 0 if the walk just goes on. */
+static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	struct nx *nx = &f->nx;
+	switch (nx->kind) {
+	case NX_SYNC:
+		nx->kind = NX_NONE;
+		return 0;
+	case NX_FUP_TIP:
+		ev_set(run, nx->abort ? PTREC_BR_TSX_ABORT : PTREC_BR_INTERRUPT, nx->ip, nx->ip2,
+		       nx->tflags, nx->tsc);
+		run->offset = nx->off;
+		f->ip = nx->ip2;
+		if (nx->has_mode)
+			f->mode = nx->new_mode;
+		f->cur_blk = -1;
+		nx->kind = NX_NONE;
+		return 1;
+	case NX_FUP_PGD:
+		ev_set(run, PTREC_BR_DISABLE, nx->ip, nx->has_ip2 ? nx->ip2 : 0, nx->tflags, nx->tsc);
+		run->offset = nx->off;
+		f->state = ST_DISABLED;
+		f->cur_blk = -1;
+		nx->kind = NX_NONE;
+		return 1;
+	case NX_FUP_END:
+		f->state = ST_END;
+		return 1; /* run without event: the trace ends at this IP */
+	default:
+		return 0;
+	}
+}
+
+static inline int nx_is_ip_event(unsigned k)
+{
+	return k == NX_FUP_TIP || k == NX_FUP_PGD || k == NX_FUP_END || k == NX_SYNC;
+}
+
+/* Takes the next TNT bit.  Returns 0/1, or -1 if none is available (nx then says why). */
+static inline int tnt_pop(struct ptrec_pt_flow *f)
+{
+	if (!f->tnt_n) {
+		if (f->nx.kind != NX_NONE)
+			return -1;
+		lookahead(f, 0);
+		if (!f->tnt_n)
+			return -1;
+	}
+	f->tnt_n--;
+	return (int)((f->tnt >> f->tnt_n) & 1);
+}
+
+/* Walks from f->ip in state ST_ENABLED until one run is complete. */
+static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	for (;;) {
+		if (f->tnt_n == 0 && f->nx.kind == NX_NONE) {
+			lookahead(f, 0);
+			if (f->ptw_n)
+				return 2; /* deliver PTWRITE payloads before the code that follows */
+		}
+		struct nx *nx = &f->nx;
+		if (f->tnt_n == 0) {
+			if (nx->kind == NX_OVF) {
+				bind_overflow(f, run);
+				return 1;
+			}
+			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip) {
+				run->ip = f->ip;
+				run->mode = f->mode;
+				if (bind_ip_event(f, run))
+					return 1;
+				continue;
+			}
+			if (nx->kind == NX_PGE) {
+				/* Enabled again without a disable: say so, never jump silently. */
+				ev_set(run, PTREC_BR_ENABLE, f->ip, nx->ip, nx->tflags, nx->tsc);
+				run->offset = nx->off;
+				f->ip = nx->ip;
+				if (nx->has_mode)
+					f->mode = nx->new_mode;
+				f->cur_blk = -1;
+				nx->kind = NX_NONE;
+				return 1;
+			}
+		}
+		if (++f->no_progress > NO_PROGRESS_LIMIT) {
+			if (nx->kind == NX_END) {
+				f->state = ST_END;
+				return 0;
+			}
+			gap(f, run, f->ip, -PTREC_ESTATE, "no packet consumed for too long", f->pos,
+			    f->pos);
+			return 1;
+		}
+
+		/* The block at ip. */
+		if (ptrec_pt_img_generation(f->image) != f->image_gen || f->nblk + 2 > BLK_CACHE_MAX) {
+			cache_flush(f);
+			f->image_gen = ptrec_pt_img_generation(f->image);
+		}
+		int32_t bi = f->cur_blk;
+		if (bi < 0 || f->blk[bi].start != f->ip || f->blk[bi].mode != f->mode) {
+			bi = blk_get(f, f->ip, f->mode);
+			if (bi < 0)
+				return bi;
+		}
+		f->cur_blk = -1;
+		const struct blk *b = &f->blk[bi];
+		run->ip = b->start;
+		run->mode = b->mode;
+		run->len = b->len;
+		run->ninsn = b->ninsn;
+		run->last_iclass = b->end == BLK_BRANCH ? b->iclass : X86_IC_OTHER;
+
+		/* An IP event inside the block binds before that instruction executes. */
+		if (f->tnt_n == 0 && nx_is_ip_event(nx->kind) && nx->ip > b->start &&
+		    nx->ip <= BLK_END_IP(b)) {
+			uint64_t a = b->start;
+			uint32_t k = 0;
+			while (k < b->ninsn && a < nx->ip)
+				a += run->len[k++];
+			if (a == nx->ip) {
+				run->ninsn = k;
+				run->last_iclass = X86_IC_OTHER;
+				f->ip = a;
+				if (bind_ip_event(f, run))
+					return 1;
+				return 1; /* a sync point: deliver the prefix, continue next call */
+			}
+		}
+
+		if (b->end == BLK_ERROR) {
+			gap(f, run, BLK_END_IP(b), b->err,
+			    b->err == -PTREC_ENOMAP ? "no code image at IP" : "undecodable instruction",
+			    f->pos, f->pos);
+			return 1;
+		}
+		if (b->end == BLK_OPEN) {
+			f->ip = b->dest[0];
+			return 1;
+		}
+
+		uint64_t at = BLK_END_IP(b);
+		uint64_t next = at + b->last_len;
+		int bit;
+		switch (b->iclass) {
+		case X86_IC_JCC:
+			bit = tnt_pop(f);
+			if (bit < 0)
+				goto no_decision;
+			ev_set(run, PTREC_BR_JCC, at, bit ? b->dest[1] : next, f->tnt_tflags,
+			       f->tnt_tsc);
+			run->offset = f->tnt_off;
+			if (bit)
+				run->ev.flags |= PTREC_BRF_TAKEN;
+			f->ip = bit ? b->dest[1] : next;
+			f->no_progress = 0;
+			if (b->succ[bit] < 0) {
+				int32_t s = blk_get(f, f->ip, f->mode);
+				if (s < 0)
+					return s;
+				b = &f->blk[bi]; /* blk_get may have moved the array */
+				f->blk[bi].succ[bit] = s;
+			}
+			f->cur_blk = f->blk[bi].succ[bit];
+			return 1;
+		case X86_IC_JMP:
+		case X86_IC_CALL:
+			if (f->tnt_n == 0 && nx->kind == NX_PGD &&
+			    ((nx->has_ip && nx->ip == b->dest[1]) ||
+			     (!nx->has_ip && (f->errata & PT_ERRATUM_SKL014)))) {
+				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
+				       nx->tsc);
+				run->offset = nx->off;
+				nx->kind = NX_NONE;
+				f->state = ST_DISABLED;
+				return 1;
+			}
+			ev_set(run, b->iclass == X86_IC_JMP ? PTREC_BR_JMP : PTREC_BR_CALL, at, b->dest[1],
+			       f->tnt_tflags, f->tnt_tsc);
+			run->offset = f->tnt_off;
+			if (b->iclass == X86_IC_CALL)
+				ret_push(f, next);
+			f->ip = b->dest[1];
+			if (b->succ[1] < 0) {
+				int32_t s = blk_get(f, f->ip, f->mode);
+				if (s < 0)
+					return s;
+				f->blk[bi].succ[1] = s;
+			}
+			f->cur_blk = f->blk[bi].succ[1];
+			return 1;
+		case X86_IC_RET:
+			if (f->tnt_n || (nx->kind == NX_NONE && (lookahead(f, 0), f->tnt_n))) {
+				bit = tnt_pop(f);
+				uint64_t to;
+				if (!bit) {
+					run->ninsn = b->ninsn - 1; /* the return is not reported */
+					run->last_iclass = X86_IC_OTHER;
+					gap(f, run, at, -PTREC_ESTATE, "compressed return not taken",
+					    f->tnt_off, f->pos);
+					return 1;
+				}
+				if (ret_pop(f, &to)) {
+					run->ninsn = b->ninsn - 1; /* the return is not reported */
+					run->last_iclass = X86_IC_OTHER;
+					gap(f, run, at, -PTREC_ESTATE, "compressed return with empty stack",
+					    f->tnt_off, f->pos);
+					return 1;
+				}
+				ev_set(run, PTREC_BR_RET, at, to, f->tnt_tflags, f->tnt_tsc);
+				run->ev.flags |= PTREC_BRF_COMPRESSED_RET;
+				run->offset = f->tnt_off;
+				f->ip = to;
+				f->no_progress = 0;
+				int32_t s = blk_get(f, to, f->mode);
+				if (s < 0)
+					return s;
+				f->blk[bi].succ_ind = s;
+				f->cur_blk = s;
+				return 1;
+			}
+			/* An uncompressed return takes a TIP, like the indirect branches. */
+			/* fall through */
+		default: /* JMP_IND, CALL_IND, RET (TIP), FAR */
+			if (nx->kind == NX_NONE)
+				lookahead(f, 1);
+			nx = &f->nx;
+			if (nx->kind == NX_TIP) {
+				if (!nx->has_ip) {
+					gap(f, run, at, -PTREC_EFORMAT, "TIP without IP", nx->off, f->pos);
+					return 1;
+				}
+				unsigned kind = b->iclass == X86_IC_RET ? PTREC_BR_RET
+				              : b->iclass == X86_IC_JMP_IND ? PTREC_BR_IND_JMP
+				              : b->iclass == X86_IC_CALL_IND ? PTREC_BR_IND_CALL
+				              : PTREC_BR_FAR;
+				ev_set(run, kind, at, nx->ip, nx->tflags, nx->tsc);
+				run->offset = nx->off;
+				if (b->iclass == X86_IC_CALL_IND)
+					ret_push(f, next);
+				f->ip = nx->ip;
+				if (nx->has_mode)
+					f->mode = nx->new_mode;
+				nx->kind = NX_NONE;
+				f->no_progress = 0;
+				if (f->blk[bi].succ_ind >= 0 &&
+				    f->blk[f->blk[bi].succ_ind].start == f->ip &&
+				    f->blk[f->blk[bi].succ_ind].mode == f->mode) {
+					f->cur_blk = f->blk[bi].succ_ind;
+				} else {
+					int32_t s = blk_get(f, f->ip, f->mode);
+					if (s < 0)
+						return s;
+					f->blk[bi].succ_ind = s;
+					f->cur_blk = s;
+				}
+				return 1;
+			}
+			if (nx->kind == NX_PGD) {
+				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
+				       nx->tsc);
+				run->offset = nx->off;
+				if (b->iclass == X86_IC_CALL_IND)
+					ret_push(f, next);
+				nx->kind = NX_NONE;
+				f->state = ST_DISABLED;
+				return 1;
+			}
+			goto no_decision;
+		}
+	no_decision:
+		/* The branch at the end of the block cannot be resolved: it is not reported. */
+		run->ninsn = b->ninsn - 1;
+		run->last_iclass = X86_IC_OTHER;
+		f->ip = at;
+		nx = &f->nx;
+		if (nx->kind == NX_END) {
+			f->state = ST_END;
+			return 1;
+		}
+		if (nx->kind == NX_OVF) {
+			bind_overflow(f, run);
+			return 1;
+		}
+		mismatch(f, run, at, b->iclass == X86_IC_JCC ? "conditional branch without TNT bit"
+		                     : b->iclass == X86_IC_RET ? "return without TNT bit or TIP"
+		                     : "indirect branch without TIP");
+		return 1;
+	}
+}
+
+/* Handles the states other than ST_ENABLED.  Returns 1 with a run, 0 at the end, or -1 to go
+ * on (state changed). */
+static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	switch (f->state) {
+	case ST_END:
+		return 0;
+	case ST_SYNC: {
+		long off = ptrec_pt_packet_find_psb(f->buf, f->len, f->pos);
+		if (off < 0) {
+			f->stats.skipped += f->len - f->pos;
+			f->pos = f->len;
+			f->state = ST_END;
+			if (!f->synced_once) {
+				f->synced_once = 1;
+				gap(f, run, 0, -PTREC_ENOSYNC, "no PSB in the trace", 0, f->len);
+				f->state = ST_END;
+				return 1;
+			}
+			return 0;
+		}
+		f->stats.skipped += (uint64_t)off - f->pos;
+		f->pos = (size_t)off;
+		f->synced_once = 1;
+		f->nx.kind = NX_NONE;
+		f->tnt_n = 0;
+		f->ret_n = 0;
+		f->has_pending_mode = 0;
+		f->cur_blk = -1;
+		int have_fup;
+		uint64_t ip = 0;
+		int e = psb_plus(f, &have_fup, &ip);
+		if (e == 1) {
+			f->state = ST_END;
+			return 0;
+		}
+		if (e < 0) {
+			f->pos = (size_t)off + 1; /* skip this PSB, try the next one */
+			return -1;
+		}
+		f->no_progress = 0;
+		if (have_fup) {
+			f->ip = ip;
+			f->state = ST_ENABLED;
+		} else {
+			f->state = ST_DISABLED;
+		}
+		return -1;
+	}
+	case ST_DISABLED: {
+		f->tnt_n = 0; /* bits while disabled carry no flow */
+		lookahead(f, 0);
+		struct nx *nx = &f->nx;
+		switch (nx->kind) {
+		case NX_NONE:
+			return -1; /* a TNT packet was read (and dropped) */
+		case NX_PGE:
+		case NX_SYNC:
+			ev_set(run, PTREC_BR_ENABLE, 0, nx->ip, nx->tflags, nx->tsc);
+			run->offset = nx->off;
+			f->ip = nx->ip;
+			if (nx->has_mode)
+				f->mode = nx->new_mode;
+			else if (f->has_pending_mode) {
+				f->mode = f->pending_mode;
+				f->has_pending_mode = 0;
+			}
+			nx->kind = NX_NONE;
+			f->state = ST_ENABLED;
+			f->cur_blk = -1;
+			return 1;
+		case NX_OVF:
+			bind_overflow(f, run);
+			return 1;
+		case NX_END:
+			f->state = ST_END;
+			return 0;
+		case NX_ERR:
+			gap(f, run, 0, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
+			return 1;
+		default: /* TIP, PGD, FUP pairs while disabled: nothing executes */
+			nx->kind = NX_NONE;
+			return -1;
+		}
+	}
+	default:
+		return -1;
+	}
+}
+
+/* The hot path: the current block is cached and its final branch can be resolved without the
+ * general walk: a conditional branch or compressed return with TNT bits queued, a direct
+ * jump/call, or an indirect branch whose TIP is the look-ahead item, with the successor block
+ * cached.  Either TNT bits are queued or the look-ahead item is a TIP, so no IP-bound event,
+ * overflow or disable can bind in this block.  Fills the whole run and returns 1 (the caller
+ * counts it in the stats), or returns 0 without changing anything when the general walk must
+ * handle the step. */
+static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow *f,
+                                                         struct ptrec_pt_flow_run *run)
+{
+	const struct blk *b = &f->blk[f->cur_blk];
+	struct nx *nx = &f->nx;
+	int32_t next;
+	uint64_t to, tsc = f->tnt_tsc, off = f->tnt_off;
+	unsigned kind, flags = f->tnt_tflags;
+	int tip = nx->kind == NX_TIP;
+	/* The most frequent case first, outside the switch (its jump table predicts badly). */
+	if (b->iclass == X86_IC_JCC && f->tnt_n) {
+		unsigned bit = (unsigned)(f->tnt >> (f->tnt_n - 1)) & 1;
+		next = b->succ[bit];
+		if (next < 0)
+			return 0;
+		f->tnt_n--;
+		to = b->dest[bit];
+		kind = PTREC_BR_JCC;
+		flags |= bit ? PTREC_BRF_TAKEN : 0;
+		f->no_progress = 0;
+		goto out;
+	}
+	if (b->end != BLK_BRANCH || (!f->tnt_n && !tip))
+		return 0;
+	switch (b->iclass) {
+	case X86_IC_JCC: /* with a TNT bit queued it was taken above */
+		return 0;
+	case X86_IC_JMP:
+	case X86_IC_CALL:
+		next = b->succ[1];
+		if (next < 0 || f->no_progress >= NO_PROGRESS_LIMIT)
+			return 0;
+		f->no_progress++;
+		to = b->dest[1];
+		if (b->iclass == X86_IC_CALL) {
+			ret_push(f, b->dest[0]);
+			kind = PTREC_BR_CALL;
+		} else {
+			kind = PTREC_BR_JMP;
+		}
+		break;
+	case X86_IC_RET:
+		if (f->tnt_n) {
+			if (!((f->tnt >> (f->tnt_n - 1)) & 1) || !f->ret_n)
+				return 0;
+			unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+			to = f->ret[top];
+			next = b->succ_ind;
+			if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+				return 0;
+			f->tnt_n--;
+			f->ret_top = top;
+			f->ret_n--;
+			kind = PTREC_BR_RET;
+			flags |= PTREC_BRF_COMPRESSED_RET;
+			f->no_progress = 0;
+			break;
+		}
+		/* An uncompressed return takes the TIP. */
+		/* fall through */
+	case X86_IC_JMP_IND:
+	case X86_IC_CALL_IND:
+	case X86_IC_FAR:
+		if (!tip || !nx->has_ip || nx->has_mode)
+			return 0;
+		to = nx->ip;
+		next = b->succ_ind;
+		if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+			return 0;
+		kind = b->iclass == X86_IC_RET ? PTREC_BR_RET
+		     : b->iclass == X86_IC_JMP_IND ? PTREC_BR_IND_JMP
+		     : b->iclass == X86_IC_CALL_IND ? PTREC_BR_IND_CALL : PTREC_BR_FAR;
+		if (b->iclass == X86_IC_CALL_IND)
+			ret_push(f, b->dest[0]);
+		flags = nx->tflags;
+		tsc = nx->tsc;
+		off = nx->off;
+		nx->kind = NX_NONE;
+		f->no_progress = 0;
+		break;
+	default:
+		return 0;
+	}
+out:
+	run->ip = b->start;
+	run->ninsn = b->ninsn;
+	run->mode = b->mode;
+	run->last_iclass = b->iclass;
+	run->aux = 0;
+	run->len = b->len;
+	/* tsc is 0 without PTREC_BRF_HAS_TIME (ptrec_pt_time_now) */
+	run->ev = (struct ptrec_branch){BLK_END_IP(b), to, tsc, (uint8_t)kind, (uint8_t)flags, 0, 0};
+	run->why = NULL;
+	run->offset = off;
+	f->ip = to;
+	f->cur_blk = next;
+	return 1;
+}
+
+/* The common packet when the TNT queue is empty and nothing is looked ahead: a short TNT
+ * (header bit 0 clear, not PAD 0x00 or the extension prefix 0x02, not a BIP inside a BBP block),
+ * queued exactly as lookahead(f, 0) queues it.  Returns 1, or 0 (nothing consumed) for any other
+ * packet or the end of the trace. */
+static inline __attribute__((always_inline)) int short_tnt(struct ptrec_pt_flow *f)
+{
+	if (f->pos >= f->len)
+		return 0;
+	unsigned b = f->buf[f->pos];
+	if ((b & 1) || b <= 2 || (f->ctx != PT_CTX_NONE && (b & 7) == 4))
+		return 0;
+	unsigned cnt = 30u - (unsigned)__builtin_clz(b); /* bits below the stop bit, 1..6 */
+	f->tnt = (f->tnt << cnt) | ((b >> 1) & ((1u << cnt) - 1));
+	f->tnt_n = cnt;
+	f->ctx = PT_CTX_NONE;
+	f->tnt_off = f->pos;
+	f->pos++;
+	f->no_progress = 0;
+	f->tnt_tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->tnt_tsc);
+	return 1;
+}
+
+/* The other common packet there: a TIP with an IP (IPBytes 1, 2, 3, 4 or 6) and at least 8
+ * bytes after its header, made the look-ahead item exactly as lookahead(f, 0) makes it.
+ * Returns 1, or 0 (nothing consumed). */
+static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *f)
+{
+	static const uint8_t size[8] = {0, 3, 5, 7, 7, 0, 9, 0}; /* by IPBytes; 0: not here */
+	if (f->len - f->pos < 9)
+		return 0;
+	const uint8_t *p = f->buf + f->pos;
+	unsigned ipb = p[0] >> 5;
+	if ((p[0] & 0x1f) != 0x0d || !size[ipb])
+		return 0;
+	uint64_t v, last = f->last_ip;
+	memcpy(&v, p + 1, 8);
+	switch (ipb) {
+	case 1: /* IP[15:0], upper bits from the last IP */
+		v = (last & ~UINT64_C(0xffff)) | (v & 0xffff);
+		break;
+	case 2: /* IP[31:0], upper bits from the last IP */
+		v = (last & ~UINT64_C(0xffffffff)) | (v & 0xffffffff);
+		break;
+	case 3: /* IP[47:0], sign-extended from bit 47 */
+		v = (uint64_t)((int64_t)(v << 16) >> 16);
+		break;
+	case 4: /* IP[47:0], upper 16 bits from the last IP */
+		v = (last & UINT64_C(0xffff000000000000)) | (v & UINT64_C(0xffffffffffff));
+		break;
+	default: /* 6: the full IP */
+		break;
+	}
+	memset(&f->nx, 0, sizeof(f->nx));
+	f->last_ip = v;
+	f->ctx = PT_CTX_NONE;
+	f->nx.kind = NX_TIP;
+	f->nx.has_ip = 1;
+	f->nx.ip = v;
+	f->nx.off = f->pos;
+	f->nx.has_mode = f->has_pending_mode;
+	f->nx.new_mode = f->pending_mode;
+	f->has_pending_mode = 0;
+	f->pos += size[ipb];
+	f->no_progress = 0;
+	nx_time(f);
+	return 1;
+}
+
+/* Tries the hot path for the next run (see fast_step). */
+static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *f,
+                                                        struct ptrec_pt_flow_run *run)
+{
+	if (f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
+		return 0;
+	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f))
+		lookahead(f, 0);
+	if (f->ptw_n || !fast_step(f, run))
+		return 0;
+	f->stats.insns += run->ninsn;
+	f->stats.events++;
+	return 1;
+}
+
+static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run);
+
+/* Events come in execution order, so their times must not go back.  A stamp taken at an
+ * earlier packet (a direct branch after an indirect one stamped at the TNT before the TIP,
+ * branches behind a deferred TIP) is raised to the last event's time; a stamp more than
+ * PT_TIME_SLIP behind is a new time (lost trace, a new run) and is kept. */
+static inline void order_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	if (!(run->ev.flags & PTREC_BRF_HAS_TIME))
+		return;
+	if (run->ev.timestamp < f->ev_tsc && f->ev_tsc - run->ev.timestamp <= PT_TIME_SLIP)
+		run->ev.timestamp = f->ev_tsc;
+	f->ev_tsc = run->ev.timestamp;
+}
+
+static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+	__attribute__((noinline));
+
+/* The hot path makes no call (no registers to save): a step with a TNT bit queued or the
+ * look-ahead item read; everything else, packet reading included, is in next_run_refill. */
+int ptrec_pt_flow_next_run(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	if (f->hot && *f->gen_ref == f->image_gen && (f->tnt_n || f->nx.kind != NX_NONE) &&
+	    fast_step(f, run)) { /* keeps everything f->hot stands for */
+		f->stats.insns += run->ninsn;
+		f->stats.events++;
+		order_time(f, run);
+		return 1;
+	}
+	return next_run_refill(f, run);
+}
+
+/* ptrec_pt_flow_next_run after its hot path declined (fast_step changes nothing when it does). */
+static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	int e = 1;
+	f->hot = 0; /* the slow path may call ptrec_pt_flow_next_run again */
+	if (f->retire)
+		retire_chunks(f);
+	if (!try_fast(f, run))
+		e = next_run_slow(f, run);
+	if (e > 0)
+		order_time(f, run);
+	f->hot = !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->ptw_n;
+	return e;
+}
+
+/* fast_step for a run of conditional branches with TNT bits queued, the decoder state held in
+ * registers: fills runs[n..) up to max while the current block ends with a JCC whose successor
+ * for the next bit is cached and bits remain.  Every run has the same time stamp, so order_time
+ * is applied once.  Returns the new n (n itself when the first successor is not cached); adds
+ * the instructions to *insns. */
+static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_flow *f,
+                                                            struct ptrec_pt_flow_run *runs,
+                                                            size_t n, size_t max,
+                                                            uint64_t *insns)
+{
+	const struct blk *blk = f->blk;
+	int32_t cur = f->cur_blk;
+	const struct blk *b = &blk[cur];
+	uint64_t tnt = f->tnt, tsc = f->tnt_tsc, off = f->tnt_off, to = f->ip, sum = 0;
+	unsigned tn = f->tnt_n, flags = f->tnt_tflags;
+	size_t n0 = n;
+	if ((flags & PTREC_BRF_HAS_TIME) && tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
+		tsc = f->ev_tsc; /* order_time */
+	do {
+		unsigned bit = (unsigned)(tnt >> (tn - 1)) & 1;
+		int32_t next = b->succ[bit];
+		if (next < 0)
+			break;
+		tn--;
+		to = b->dest[bit];
+		struct ptrec_pt_flow_run *run = &runs[n++];
+		run->ip = b->start;
+		run->ninsn = b->ninsn;
+		run->mode = b->mode;
+		run->last_iclass = X86_IC_JCC;
+		run->aux = 0;
+		run->len = b->len;
+		run->ev = (struct ptrec_branch){b->at, to, tsc, PTREC_BR_JCC,
+		                                (uint8_t)(flags | (bit ? PTREC_BRF_TAKEN : 0)), 0, 0};
+		run->why = NULL;
+		run->offset = off;
+		sum += b->ninsn;
+		cur = next;
+		b = &blk[cur];
+	} while (n < max && tn && b->iclass == X86_IC_JCC);
+	if (n != n0) {
+		f->tnt_n = tn;
+		f->cur_blk = cur;
+		f->ip = to;
+		f->no_progress = 0;
+		if (flags & PTREC_BRF_HAS_TIME)
+			f->ev_tsc = tsc;
+		*insns += sum;
+	}
+	return n;
+}
+
+static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max);
+
+int ptrec_pt_flow_next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max)
+{
+	f->hot = 0; /* this changes the state behind ptrec_pt_flow_next_run's back */
+	int e = next_runs(f, runs, max);
+	f->hot = 0;
+	return e;
+}
+
+static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max)
+{
+	size_t n = 0;
+	if (f->retire)
+		retire_chunks(f);
+	while (n < max) {
+		/* The hot loop: the state, the cache and the image cannot change under fast_step. */
+		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
+		    !f->ptw_n) {
+			size_t n0 = n;
+			uint64_t insns = 0;
+			while (n < max) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
+					lookahead(f, 0);
+					if (f->ptw_n)
+						break;
+				}
+				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
+					size_t m = jcc_burst(f, runs, n, max, &insns);
+					if (m == n)
+						break; /* the successor is not cached */
+					n = m;
+					continue;
+				}
+				if (!fast_step(f, &runs[n]))
+					break;
+				insns += runs[n].ninsn;
+				order_time(f, &runs[n]);
+				n++;
+			}
+			f->stats.insns += insns;
+			f->stats.events += n - n0;
+			if (n == max)
+				break;
+		}
+		int e = next_run_slow(f, &runs[n]);
+		if (e < 0)
+			return n ? (int)n : e;
+		if (e == 0)
+			break;
+		order_time(f, &runs[n]);
+		n++;
+	}
+	return (int)n;
+}
+
+static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	memset(run, 0, sizeof(*run));
+	if (f->ptw_n) {
+		run->aux = PT_FLOW_AUX_PTW;
+		run->aux_payload = f->ptw[f->ptw_head];
+		run->ip = f->ip;
+		run->mode = f->mode;
+		f->ptw_head = (f->ptw_head + 1) % PTW_QUEUE;
+		f->ptw_n--;
+		return 1;
+	}
+	/* Bounded: each non-returning pass consumes trace bytes or changes state. */
+	for (;;) {
+		int r;
+		if (f->state == ST_ENABLED) {
+			r = walk(f, run);
+			if (r < 0)
+				return r;
+			if (r == 2)
+				return next_run_refill(f, run); /* one PTW item: no recursion beyond */
+			if (r == 0 && run->ninsn == 0 && run->ev.kind == PTREC_BR_NONE)
+				return 0;
+			r = 1;
+		} else {
+			r = step_other(f, run);
+			if (r < 0)
+				continue;
+		}
+		if (r > 0) {
+			f->stats.insns += run->ninsn;
+			if (run->ev.kind != PTREC_BR_NONE)
+				f->stats.events++;
+			if (run->ninsn == 0 && run->ev.kind == PTREC_BR_NONE && run->aux == 0) {
+				if (f->state == ST_END)
+					return 0;
+				continue;
+			}
+		}
+		return r;
+	}
+}
+
+int ptrec_pt_flow_next_insn(struct ptrec_pt_flow *f, struct ptrec_pt_flow_insn *insn, struct ptrec_branch *ev,
+                      struct ptrec_pt_flow_run *run)
+{
+	for (;;) {
+		if (f->it_have) {
+			struct ptrec_pt_flow_run *r = &f->it_run;
+			if (f->it_i < r->ninsn) {
+				insn->ip = f->it_ip;
+				insn->length = r->len[f->it_i];
+				insn->mode = r->mode;
+				insn->iclass = f->it_i + 1 == r->ninsn ? r->last_iclass : X86_IC_OTHER;
+				f->it_ip += insn->length;
+				f->it_i++;
+				return PT_FLOW_INSN;
+			}
+			if (!f->it_event_done && (r->ev.kind != PTREC_BR_NONE || r->aux)) {
+				f->it_event_done = 1;
+				*ev = r->ev;
+				if (run)
+					*run = *r;
+				return PT_FLOW_EVENT;
+			}
+			f->it_have = 0;
+		}
+		int e = ptrec_pt_flow_next_run(f, &f->it_run);
+		if (e <= 0)
+			return e;
+		f->it_have = 1;
+		f->it_i = 0;
+		f->it_ip = f->it_run.ip;
+		f->it_event_done = 0;
+	}
+}
+
+int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_img *image,
+                        const struct ptrec_pt_flow_last_opts *opts, struct branch_ring *ring,
+                        struct ptrec_pt_flow_stats *stats)
+{
+	static const struct ptrec_pt_flow_last_opts none;
+	if (!image || !ring || (!buf && len))
+		return -PTREC_EINVAL;
+	if (!opts)
+		opts = &none;
+	struct ptrec_pt_flow_config cfg = {buf, len, image, opts->errata, opts->time};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	if (!f)
+		return -PTREC_ENOMEM;
+	ptrec_branch_ring_clear(ring);
+	struct ptrec_pt_flow_run run;
+	int ret = 0;
+	for (unsigned long n = 1;; n++) {
+		int e = ptrec_pt_flow_next_run(f, &run); /* the same runs, times ordered the same way */
+		if (e <= 0) {
+			ret = e;
+			break;
+		}
+		if (run.ev.kind != PTREC_BR_NONE &&
+		    !(opts->taken_only && run.ev.kind == PTREC_BR_JCC &&
+		      !(run.ev.flags & PTREC_BRF_TAKEN)))
+			ptrec_branch_ring_push(ring, &run.ev);
+		if (opts->stop && (n & 4095) == 0 && opts->stop(opts->stop_arg)) {
+			ret = -PTREC_ERATE;
+			break;
+		}
+	}
+	if (stats)
+		*stats = f->stats;
+	if (ret == 0)
+		ret = f->stats.gaps > 0x7fffffff ? 0x7fffffff : (int)f->stats.gaps;
+	ptrec_pt_flow_free(f);
+	return ret;
+}

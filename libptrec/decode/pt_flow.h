@@ -1,0 +1,244 @@
+/* pt_flow.h — Intel PT instruction flow: packets plus a code image in, instructions and branch
+ * events out.
+ *
+ * Pure: no I/O, no globals; memory is the decoder itself plus its block cache (no allocation per
+ * instruction or per event).  Not async-signal-safe (the block cache is malloc'd): decode after
+ * the dump is written, e.g. in the report process, never inside the crash signal handler.  Never crashes or hangs on any input: every loop is bounded, every
+ * inconsistency becomes a GAP event followed by a resync at the next PSB.
+ *
+ * Semantics (SDM vol. 3C ch. "Intel Processor Trace", matching libipt's instruction decoder):
+ * - Decoding starts at the first PSB.  PSB+ (up to PSBEND) refreshes state: FUP = the IP where
+ *   execution continues (no FUP: tracing is disabled until TIP.PGE), MODE.Exec, MODE.TSX,
+ *   TSC/TMA/CBR, PIP, VMCS.  The first sync emits no event.
+ * - TNT bits are consumed oldest first through a queue that carries across packets.  A TIP may
+ *   be deferred by the hardware: TNT bits for branches after an indirect branch can precede its
+ *   TIP; an indirect branch takes the next TIP even while bits remain queued.
+ * - Near RET: if a TNT bit is queued it is a compressed return (the bit must be 1, the target is
+ *   popped from a 64-entry return stack fed by near calls); otherwise it takes the next TIP.
+ * - Asynchronous events bind to an IP and only once the TNT queue is empty (all earlier
+ *   conditional branches resolved): FUP(X)+TIP(Y) is an interrupt/exception (INTERRUPT event
+ *   X->Y), FUP(X)+TIP.PGD is an asynchronous disable (DISABLE event from X).  The instruction at
+ *   X is NOT reported as executed: for a fault with kernel tracing off, the instruction stream
+ *   ends with the instruction before the faulting one, and DISABLE.from is the faulting IP
+ *   (libipt's ptev_async_disabled.at / ptev_async_branch.from).
+ * - TIP.PGD without FUP ends tracing at the branch needing it (syscall into the untraced kernel,
+ *   a branch out of the filter region): that branch is executed, DISABLE.from is its address.
+ *   TIP.PGE(X) re-enables at X (ENABLE event, to = X).
+ * - MODE.Exec applies to the target of the next TIP/TIP.PGE (or the PSB+ IP); 64/32/16-bit.
+ * - MODE.TSX: begin/commit bind at their FUP silently; an abort (TXAbort) is followed by
+ *   FUP(X)+TIP(handler) and becomes a TSX_ABORT event X->handler (X not executed).
+ * - OVF: an OVERFLOW event; the TNT queue and return stack are dropped; decoding resumes at the
+ *   following FUP (to = its IP) or TIP.PGE (to = 0, then an ENABLE event), or the next PSB+.
+ * - PTW: each PTWRITE payload is delivered as a PT_FLOW_AUX_PTW item where it occurs.
+ * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
+ *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
+ *   text) and decoding resumes at the next PSB after the error.
+ * - The end of the trace stops the flow at the first instruction needing a packet that is not
+ *   there (that instruction is not reported).
+ * - Every branch event carries the time (pt_time.h) current at the packet that decided it. */
+#ifndef PTREC_PT_FLOW_H
+#define PTREC_PT_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/branch.h"
+#include "decode/branch_ring.h"
+#include "decode/pt_image.h"
+#include "decode/pt_time.h"
+#include "decode/x86_ild.h"
+
+/* Processor errata the decoder works around (see ptrec_pt_flow_cpu_errata). */
+#define PT_ERRATUM_SKL014 0x1u /* TIP.PGD without IP after a direct branch leaving the filter
+                                  region: disable after that branch */
+#define PT_ERRATUM_APL11  0x2u /* OVF may be followed by a spurious TIP.PGD: ignore it */
+#define PT_ERRATUM_SKD010 0x4u /* the FUP after OVF may be missing: resume at the next TIP */
+
+/* A CPU as F/M/S (display family/model/stepping). */
+struct ptrec_pt_flow_cpu {
+	uint16_t family;   /* e.g. 6 */
+	uint16_t model;    /* e.g. 0x4e */
+	uint16_t stepping; /* 0 if unknown */
+};
+
+/* Decoder configuration. */
+struct ptrec_pt_flow_config {
+	const uint8_t *buf;          /* the trace (borrowed; must outlive the decoder) */
+	size_t len;                  /* its size */
+	struct ptrec_pt_img *image;      /* the code image (borrowed) */
+	unsigned errata;             /* PT_ERRATUM_* bits (see ptrec_pt_flow_cpu_errata) */
+	struct ptrec_pt_time_config time;  /* what is known about the clocks (zeros: nothing) */
+};
+
+/* Auxiliary (non-branch) items. */
+enum ptrec_pt_flow_aux {
+	PT_FLOW_AUX_NONE = 0, /* none */
+	PT_FLOW_AUX_PTW,      /* PTWRITE payload in aux_payload */
+};
+
+/* One step of the flow: a run of consecutive executed instructions, then what ended it. */
+struct ptrec_pt_flow_run {
+	uint64_t ip;           /* address of the first instruction of the run */
+	uint32_t ninsn;        /* instructions executed in the run (may be 0) */
+	uint8_t mode;          /* enum ptrec_x86_mode of the run */
+	uint8_t last_iclass;   /* enum ptrec_x86_iclass of the last instruction (ninsn > 0) */
+	uint8_t aux;           /* enum ptrec_pt_flow_aux: an auxiliary item instead of an event */
+	uint8_t pad_;
+	const uint8_t *len;    /* ninsn instruction lengths; valid until the next call */
+	struct ptrec_branch ev;/* event after the run (kind PTREC_BR_NONE: none) */
+	const char *why;       /* GAP: a short description of the cause, else NULL */
+	uint64_t aux_payload;  /* PT_FLOW_AUX_PTW: the payload */
+	uint64_t offset;       /* trace offset of the packet that decided ev (or of the error) */
+};
+
+/* One executed instruction. */
+struct ptrec_pt_flow_insn {
+	uint64_t ip;     /* address */
+	uint8_t length;  /* bytes */
+	uint8_t iclass;  /* enum ptrec_x86_iclass (branches; X86_IC_OTHER for everything else) */
+	uint8_t mode;    /* enum ptrec_x86_mode */
+};
+
+/* Counters, cumulative. */
+struct ptrec_pt_flow_stats {
+	uint64_t insns;        /* instructions reported */
+	uint64_t events;       /* branch events reported (all kinds) */
+	uint64_t gaps;         /* GAP events */
+	uint64_t overflows;    /* OVERFLOW events */
+	uint64_t skipped;      /* trace bytes skipped before the first PSB and when resyncing */
+	uint64_t blocks;       /* basic blocks decoded into the cache */
+	uint64_t block_hits;   /* block cache lookups that hit */
+};
+
+struct ptrec_pt_flow;
+
+/* Returns the errata flags (PT_ERRATUM_*) that apply to cpu; 0 for a zeroed cpu. */
+unsigned ptrec_pt_flow_cpu_errata(const struct ptrec_pt_flow_cpu *cpu);
+
+/* Parses "F/M[/S]" (decimal or 0x-hex numbers) into *cpu.  Returns 0 or -PTREC_EINVAL. */
+int ptrec_pt_flow_parse_cpu(const char *s, struct ptrec_pt_flow_cpu *cpu);
+
+/* Creates a decoder over cfg->buf with cfg->image.  Returns NULL on bad arguments or when out of
+ * memory. */
+struct ptrec_pt_flow *ptrec_pt_flow_new(const struct ptrec_pt_flow_config *cfg);
+
+/* Frees the decoder and its block cache.  NULL is ignored. */
+void ptrec_pt_flow_free(struct ptrec_pt_flow *f);
+
+/* Decodes the next run.  Returns 1 and fills *run, 0 at the end of the trace, or -PTREC_ENOMEM
+ * (the block cache could not grow; the decoder is still usable after memory is freed).
+ * A trace without any PSB yields one GAP (reason PTREC_ENOSYNC) and then the end. */
+int ptrec_pt_flow_next_run(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run);
+
+/* Decodes up to max runs into runs[] (the batch form of ptrec_pt_flow_next_run: less overhead per
+ * run).  Returns the number filled (0 at the end of the trace) or -PTREC_ENOMEM when none could
+ * be.  Each run's len stays valid until the next call on f. */
+int ptrec_pt_flow_next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max);
+
+/* Instruction iterator over the runs: returns PT_FLOW_INSN and fills *insn, PT_FLOW_EVENT and
+ * fills *ev (a branch event, or for aux items a PTREC_BR_NONE event with *run describing it),
+ * 0 at the end, or -PTREC_ENOMEM.  run may be NULL when the caller does not want details. */
+#define PT_FLOW_INSN 1
+#define PT_FLOW_EVENT 2
+int ptrec_pt_flow_next_insn(struct ptrec_pt_flow *f, struct ptrec_pt_flow_insn *insn, struct ptrec_branch *ev,
+                      struct ptrec_pt_flow_run *run);
+
+/* A caller-owned instruction iterator over batches of runs (ptrec_pt_flow_next_runs): the fastest
+ * way to visit every executed instruction; the per-instruction step is inline.  Set up with
+ * ptrec_pt_flow_iter_init, then call ptrec_pt_flow_iter_next until it returns 0 (end) or < 0. */
+#define PT_FLOW_ITER_BATCH 64
+struct ptrec_pt_flow_iter {
+	const uint8_t *len;                         /* next instruction length of the current run */
+	const uint8_t *len_end;                     /* end of the current run's lengths */
+	uint64_t ip;                                /* address of the next instruction */
+	uint8_t mode;                               /* mode of the current run */
+	uint8_t last_iclass;                        /* iclass of its last instruction */
+	uint8_t ev_pending;                         /* its event is still to be delivered */
+	unsigned cur;                               /* current run */
+	unsigned nrun;                              /* runs in the batch */
+	struct ptrec_pt_flow *f;                          /* the decoder */
+	struct ptrec_pt_flow_run run[PT_FLOW_ITER_BATCH]; /* the current batch */
+};
+
+static inline void ptrec_pt_flow_iter_init(struct ptrec_pt_flow_iter *it, struct ptrec_pt_flow *f)
+{
+	it->f = f;
+	it->nrun = 0;
+	it->cur = 0;
+	it->len = it->len_end = NULL;
+	it->ev_pending = 0;
+	it->ip = 0;
+}
+
+/* Makes run k of the batch current (internal). */
+static inline void ptrec_pt_flow_iter_enter_(struct ptrec_pt_flow_iter *it, unsigned k)
+{
+	const struct ptrec_pt_flow_run *r = &it->run[k];
+	it->cur = k;
+	it->len = r->len;
+	it->len_end = r->len + r->ninsn;
+	it->ip = r->ip;
+	it->mode = r->mode;
+	it->last_iclass = r->last_iclass;
+	it->ev_pending = r->ev.kind != PTREC_BR_NONE || r->aux;
+}
+
+/* Returns PT_FLOW_INSN with *insn filled, PT_FLOW_EVENT with *run pointing to the run whose
+ * event (run->ev) or auxiliary item (run->aux) comes now (valid until the next call), 0 at the
+ * end of the trace, or -PTREC_ENOMEM. */
+static inline int ptrec_pt_flow_iter_next(struct ptrec_pt_flow_iter *it, struct ptrec_pt_flow_insn *insn,
+                                    const struct ptrec_pt_flow_run **run)
+{
+	for (;;) {
+		if (it->len < it->len_end) {
+			uint8_t l = *it->len++;
+			insn->ip = it->ip;
+			insn->length = l;
+			insn->mode = it->mode;
+			insn->iclass = it->len == it->len_end ? it->last_iclass : X86_IC_OTHER;
+			it->ip += l;
+			return PT_FLOW_INSN;
+		}
+		if (it->ev_pending) {
+			it->ev_pending = 0;
+			*run = &it->run[it->cur];
+			return PT_FLOW_EVENT;
+		}
+		if (it->cur + 1 < it->nrun) {
+			ptrec_pt_flow_iter_enter_(it, it->cur + 1);
+			continue;
+		}
+		int n = ptrec_pt_flow_next_runs(it->f, it->run, PT_FLOW_ITER_BATCH);
+		if (n <= 0)
+			return n;
+		it->nrun = (unsigned)n;
+		ptrec_pt_flow_iter_enter_(it, 0);
+	}
+}
+
+/* Returns the counters so far. */
+const struct ptrec_pt_flow_stats *ptrec_pt_flow_stats(const struct ptrec_pt_flow *f);
+
+/* Options of pt_flow_decode_last. */
+struct ptrec_pt_flow_last_opts {
+	unsigned errata;             /* PT_ERRATUM_* bits */
+	struct ptrec_pt_time_config time;  /* clock knowledge (zeros: nothing) */
+	int taken_only;              /* drop not-taken conditional branches from the ring */
+	int (*stop)(void *arg);      /* polled every few thousand runs; non-zero stops decoding
+	                                (e.g. a deadline); may be NULL */
+	void *stop_arg;              /* its argument */
+};
+
+/* Entry point for reports: decodes the whole PT buffer buf[0..len) against image and keeps the
+ * last ring->cap branch events (oldest overwritten) in ring, which the caller set up with
+ * ptrec_branch_ring_init (its old contents are cleared).  Every branch event kind goes in, GAP and
+ * OVERFLOW included; with opts->taken_only not-taken JCC events are left out.  opts may be NULL.
+ * stats (may be NULL) receives the counters.
+ * Returns the number of GAP events (0 = the whole trace decoded cleanly), 
+ * -PTREC_EINVAL for bad arguments, -PTREC_ENOMEM, or -PTREC_ERATE when opts->stop stopped it
+ * (ring then holds the events up to that point). */
+int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_img *image,
+                        const struct ptrec_pt_flow_last_opts *opts, struct branch_ring *ring,
+                        struct ptrec_pt_flow_stats *stats);
+
+#endif

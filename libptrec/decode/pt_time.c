@@ -1,0 +1,214 @@
+/* pt_time.c — TSC, MTC+TMA, CYC and CBR into a TSC-domain timestamp (see pt_time.h for the
+ * SDM rules followed here). */
+#include "config.h"
+
+#include <string.h>
+
+#include "core/branch.h"
+#include "decode/pt_packet.h"
+#include "decode/pt_time.h"
+
+/* Cycles needed before a cycle calibration is trusted (the edges of an interval are off by the
+ * cycles between a CYC and the next TSC/MTC, a few per interval). */
+#define CYC_CAL_MIN 1024u
+
+/* Largest advance (TSC ticks) one packet may cause: a corrupt payload must not wrap time. */
+#define MAX_STEP (1ull << 52)
+
+void ptrec_pt_time_init(struct ptrec_pt_time *t, const struct ptrec_pt_time_config *cfg)
+{
+	memset(t, 0, sizeof(*t));
+	if (cfg)
+		t->cfg = *cfg;
+	if (t->cfg.mtc_freq > 15)
+		t->cfg.mtc_freq = 15;
+}
+
+void ptrec_pt_time_lost(struct ptrec_pt_time *t)
+{
+	t->have_tsc = 0;
+	t->have_ctc = 0;
+	t->ctc_valid = 0;
+	t->cycle_accurate = 0;
+	t->cyc_ref_valid = 0;
+	t->cal_cyc_valid = 0;
+}
+
+/* n ticks times per, saturated at MAX_STEP. */
+static uint64_t scale(uint64_t n, double per)
+{
+	double v = (double)n * per;
+	if (!(v >= 0))
+		return 0;
+	if (v >= (double)MAX_STEP)
+		return MAX_STEP;
+	return (uint64_t)v;
+}
+
+static int ctc_ratio_known(const struct ptrec_pt_time *t)
+{
+	return t->cfg.ctc_num && t->cfg.ctc_den;
+}
+
+/* CTC ticks to TSC ticks (0 when the ratio is neither configured nor calibrated). */
+static uint64_t ctc_to_tsc(const struct ptrec_pt_time *t, uint64_t n)
+{
+	if (ctc_ratio_known(t)) {
+		uint64_t num = t->cfg.ctc_num, den = t->cfg.ctc_den;
+		unsigned __int128 v = (unsigned __int128)n * num / den;
+		return v >= MAX_STEP ? MAX_STEP : (uint64_t)v;
+	}
+	return scale(n, t->tsc_per_ctc);
+}
+
+/* TSC ticks per core cycle: P1/CBR when both are known, else the calibrated value (0 = none). */
+static double tsc_per_cyc(const struct ptrec_pt_time *t)
+{
+	if (t->cfg.nominal_ratio && t->cbr)
+		return (double)t->cfg.nominal_ratio / (double)t->cbr;
+	return t->tsc_per_cyc;
+}
+
+/* An exact time v from a TSC (is_tsc) or an MTC packet: the new base for CYC, a cycle
+ * calibration point, and the reported time unless an estimate is already past it. */
+static void exact_time(struct ptrec_pt_time *t, uint64_t v, int is_tsc)
+{
+	if (t->cal_cyc_valid && t->cal_cyc >= CYC_CAL_MIN && v > t->cal_tsc)
+		t->tsc_per_cyc = (double)(v - t->cal_tsc) / (double)t->cal_cyc;
+	if (!t->cal_cyc_valid || t->cal_cyc >= CYC_CAL_MIN || v < t->cal_tsc) {
+		t->cal_tsc = v;
+		t->cal_cyc = 0;
+		t->cal_cyc_valid = 1;
+	}
+	if (!t->have_tsc || v >= t->tsc || (is_tsc && t->tsc - v > PT_TIME_SLIP))
+		t->tsc = v;
+	/* The last CYC came before this TSC packet (an MTC can follow its CYC by part of a
+	 * crystal tick: its time is the tick's start, so a CYC just before may be later). */
+	if (is_tsc && t->cyc_ref_valid && t->cyc_ref > v) {
+		t->cyc_ref = v;
+		t->cyc_frac = 0;
+	}
+	t->base_tsc = v;
+	t->have_tsc = 1;
+	t->cycle_accurate = 0;
+}
+
+static void on_tsc(struct ptrec_pt_time *t, uint64_t v)
+{
+	if (!t->have_tsc)
+		t->cyc_ref_valid = 0;
+	exact_time(t, v, 1);
+	t->have_ctc = 0; /* until its TMA */
+}
+
+static void on_tma(struct ptrec_pt_time *t, uint64_t ctc16, uint64_t fc)
+{
+	if (!t->have_tsc)
+		return;
+	uint64_t ext = ctc16 & 0xffff;
+	if (t->ctc_valid) {
+		/* Extend the 16-bit CTC against the running CTC (it only moves forward). */
+		ext |= t->ctc & ~0xffffull;
+		if (ext < t->ctc)
+			ext += 0x10000;
+	}
+	uint64_t start = t->base_tsc >= fc ? t->base_tsc - fc : 0;
+	if (!ctc_ratio_known(t) && t->ctc_valid && ext > t->ctc_base && start > t->ctc_base_tsc)
+		t->tsc_per_ctc = (double)(start - t->ctc_base_tsc) / (double)(ext - t->ctc_base);
+	t->ctc = ext;
+	t->ctc_base = ext;
+	t->ctc_base_tsc = start;
+	t->have_ctc = 1;
+	t->ctc_from_tma = 1;
+	t->ctc_valid = 1;
+}
+
+static void on_mtc(struct ptrec_pt_time *t, uint64_t payload)
+{
+	if (!t->have_ctc)
+		return;
+	unsigned n = t->cfg.mtc_freq;
+	uint8_t p = (uint8_t)payload;
+	uint64_t ctc;
+	if (t->ctc_from_tma) {
+		/* The TMA knows CTC[15:0]: with MTCFreq > 8 only the payload's low 16-MTCFreq bits
+		 * can be compared with it. */
+		uint64_t mask = n > 8 ? (1ull << (16 - n)) - 1 : 0xff;
+		uint64_t units = t->ctc >> n;
+		ctc = (units + ((p - units) & mask)) << n;
+	} else {
+		ctc = t->ctc + ((uint64_t)(uint8_t)(p - t->mtc_last) << n);
+	}
+	t->ctc = ctc;
+	t->mtc_last = p;
+	t->ctc_from_tma = 0;
+	if (!ctc_ratio_known(t) && !(t->tsc_per_ctc > 0))
+		return; /* the CTC is tracked, but cannot be turned into time yet */
+	uint64_t d = ctc > t->ctc_base ? ctc - t->ctc_base : 0;
+	exact_time(t, t->ctc_base_tsc + ctc_to_tsc(t, d), 0);
+}
+
+static void on_cyc(struct ptrec_pt_time *t, uint64_t cycles)
+{
+	if (!t->have_tsc)
+		return;
+	if (t->cal_cyc_valid)
+		t->cal_cyc += cycles;
+	double per = tsc_per_cyc(t);
+	if (!(per > 0)) {
+		t->cyc_ref_valid = 0;
+		return;
+	}
+	/* This CYC's time: the previous CYC's plus the cycles, and not before the last TSC/MTC. */
+	uint64_t from = t->cyc_ref_valid ? t->cyc_ref : t->base_tsc;
+	double frac = t->cyc_ref_valid ? t->cyc_frac : 0;
+	double adv = (double)cycles * per + frac;
+	uint64_t whole = scale(1, adv);
+	uint64_t at = from + whole;
+	if (at < from) /* saturate */
+		at = UINT64_MAX;
+	frac = whole < MAX_STEP ? adv - (double)whole : 0;
+	if (at < t->base_tsc) {
+		at = t->base_tsc;
+		frac = 0;
+	}
+	t->cyc_ref = at;
+	t->cyc_frac = frac;
+	t->cyc_ref_valid = 1;
+	if (at > t->tsc)
+		t->tsc = at;
+	t->cycle_accurate = 1;
+}
+
+void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt)
+{
+	switch (pkt->type) {
+	case PT_PKT_TSC:
+		on_tsc(t, pkt->payload);
+		break;
+	case PT_PKT_TMA:
+		on_tma(t, pkt->payload, pkt->payload2);
+		break;
+	case PT_PKT_MTC:
+		on_mtc(t, pkt->payload);
+		break;
+	case PT_PKT_CYC:
+		on_cyc(t, pkt->payload);
+		break;
+	case PT_PKT_CBR:
+		t->cbr = (uint32_t)pkt->payload;
+		break;
+	default:
+		break;
+	}
+}
+
+unsigned ptrec_pt_time_now(const struct ptrec_pt_time *t, uint64_t *tsc)
+{
+	if (!t->have_tsc) {
+		*tsc = 0;
+		return 0;
+	}
+	*tsc = t->tsc;
+	return PTREC_BRF_HAS_TIME | (t->cycle_accurate ? PTREC_BRF_CYCLE : 0u);
+}

@@ -1,0 +1,109 @@
+/* callstack.c — call stack rebuilt from branch events, and the frame-pointer walk. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/callstack.h"
+
+#define STACK_MAX 4096
+
+/* 1 if a return to `to` returns from the call at frame f. */
+static int returns_to(const struct ptrec_frame *f, uint64_t to, int soft)
+{
+	if (f->site_is_return_address || soft)
+		return f->site == to;
+	return to > f->site && to - f->site <= 15;
+}
+
+size_t ptrec_callstack_rebuild(const struct ptrec_branch *b, size_t n, int soft,
+                               struct ptrec_frame *out, size_t max,
+                               struct ptrec_callstack_info *info)
+{
+	struct ptrec_frame st[STACK_MAX];
+	size_t depth = 0, base = 0, w = 0;
+	struct ptrec_callstack_info local;
+
+	if (!info)
+		info = &local;
+	memset(info, 0, sizeof(*info));
+	for (size_t i = 0; i < n; i++) {
+		const struct ptrec_branch *e = &b[i];
+		switch (e->kind) {
+		case PTREC_BR_CALL:
+		case PTREC_BR_IND_CALL: {
+			struct ptrec_frame f;
+			memset(&f, 0, sizeof(f));
+			f.site = e->from;
+			f.func = e->to;
+			f.site_is_return_address = (uint8_t)(soft != 0);
+			if (depth - base == STACK_MAX)
+				base++; /* deepest recursion: forget the outermost frame */
+			st[depth++ % STACK_MAX] = f;
+			break;
+		}
+		case PTREC_BR_RET: {
+			size_t k, limit = depth - base;
+			for (k = 0; k < limit && k < 64; k++)
+				if (returns_to(&st[(depth - 1 - k) % STACK_MAX], e->to, soft))
+					break;
+			if (k < limit && k < 64) {
+				if (k)
+					info->resync++;
+				depth -= k + 1;
+			} else if (limit) {
+				depth--; /* no matching frame: assume the innermost returned */
+			} else {
+				/* Returned above the oldest call we saw: the caller becomes known. */
+				struct ptrec_frame f;
+				memset(&f, 0, sizeof(f));
+				f.site = e->to;
+				f.site_is_return_address = 1;
+				f.resumed = 1;
+				info->unmatched_returns++;
+				st[depth++ % STACK_MAX] = f;
+			}
+			break;
+		}
+		case PTREC_BR_GAP:
+		case PTREC_BR_OVERFLOW:
+			info->gaps++;
+			break;
+		default:
+			break;
+		}
+	}
+	for (size_t k = depth; k > base; k--) {
+		if (w == max) {
+			info->dropped = k - base;
+			break;
+		}
+		out[w++] = st[(k - 1) % STACK_MAX];
+	}
+	info->depth = w;
+	return w;
+}
+
+size_t ptrec_fp_backtrace(const struct ptrec_dump *d, uint64_t rip, uint64_t rbp, uint64_t rsp,
+                          uint64_t *pcs, size_t max)
+{
+	size_t n = 0;
+
+	if (!max)
+		return 0;
+	pcs[n++] = rip;
+	while (n < max) {
+		uint64_t fr[2];
+		if (rbp & 7 || rbp < rsp || rbp + 16 < rbp)
+			break;
+		if (ptrec_dump_read_memory(d, rbp, fr, sizeof(fr)) != sizeof(fr))
+			break;
+		if (!fr[1])
+			break;
+		pcs[n++] = fr[1];
+		if (fr[0] <= rbp)
+			break;
+		rbp = fr[0];
+	}
+	return n;
+}

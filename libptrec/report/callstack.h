@@ -1,0 +1,45 @@
+/* callstack.h — call stacks for the report: rebuilt from branch history (calls and returns,
+ * so it survives a smashed stack), and a frame-pointer backtrace from the dump's registers and
+ * stack bytes (reads only the dump, never live memory).  Pure. */
+#ifndef PTREC_CALLSTACK_H
+#define PTREC_CALLSTACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/branch.h"
+#include "dump/dump_read.h"
+
+/* One open call on the rebuilt stack. */
+struct ptrec_frame {
+	uint64_t site;      /* call site: the call instruction (PT/BTS), or the return address
+	                       (instrumented records, and frames learnt from a return) */
+	uint64_t func;      /* the callee's entry (call target), 0 if unknown */
+	uint8_t site_is_return_address; /* 1 if site is a return address (look up site - 1) */
+	uint8_t resumed;    /* 1 if learnt from a return past the start of the history */
+	uint8_t reserved[6];
+};
+
+/* Summary of a rebuild. */
+struct ptrec_callstack_info {
+	size_t depth;       /* frames written */
+	size_t dropped;     /* innermost-first frames beyond max, not written (outermost ones) */
+	size_t unmatched_returns; /* returns with no call in the history */
+	size_t gaps;        /* gaps and overflows met: frames older than them may be wrong */
+	uint64_t resync;    /* returns that skipped frames (longjmp, exceptions, tail calls) */
+};
+
+/* Replays n branch events (oldest first) and writes the calls still open at the end to out,
+ * innermost first (at most max).  soft: the events are instrumented records (CALL.from and
+ * RET.to are return addresses).  Returns the number of frames written; fills *info. */
+size_t ptrec_callstack_rebuild(const struct ptrec_branch *b, size_t n, int soft,
+                               struct ptrec_frame *out, size_t max,
+                               struct ptrec_callstack_info *info);
+
+/* Walks the frame-pointer chain from rbp using only the dump's MEMORY bytes: pcs[0] = rip,
+ * then each saved return address.  Stops at a frame outside the dumped stack, a non-growing
+ * or misaligned frame pointer, a zero return address, or max.  Returns the number of pcs. */
+size_t ptrec_fp_backtrace(const struct ptrec_dump *d, uint64_t rip, uint64_t rbp, uint64_t rsp,
+                          uint64_t *pcs, size_t max);
+
+#endif

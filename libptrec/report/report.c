@@ -1,0 +1,164 @@
+/* report.c — builds the report model: thread order, decoding of each ring, rebuilt stacks,
+ * the frame-pointer backtrace and the faulting instruction's bytes. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/pt_image.h"
+#include "ptrec.h"
+#include "report/report.h"
+
+void ptrec_report_options_init(struct ptrec_report_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->branches = 64;
+	opt->other_branches = 16;
+}
+
+static size_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return ptrec_symbolizer_read(ctx, addr, buf, len);
+}
+
+static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
+{
+	const struct ptrec_dump_thread *h = &t->rec->hdr;
+	size_t cap;
+
+	if (h->flags & PTREC_THREAD_UNTRACED) {
+		t->status = "untraced: the thread had no ring";
+		return 0;
+	}
+	switch (h->backend) {
+	case PTREC_BACKEND_INTEL_PT:
+		return ptrec_report_decode_pt(r, t);
+	case PTREC_BACKEND_INTEL_BTS:
+	case PTREC_BACKEND_INSTRUMENTED:
+		break;
+	default:
+		t->status = "no branch history (no backend)";
+		return 0;
+	}
+	t->soft = h->backend == PTREC_BACKEND_INSTRUMENTED;
+	cap = (size_t)(h->data_size / sizeof(struct ptrec_bts_record));
+	if (cap) {
+		t->branches = malloc(cap * sizeof(*t->branches));
+		if (!t->branches)
+			return -PTREC_ENOMEM;
+	}
+	t->nbranches = ptrec_bts_decode(t->rec->data, (size_t)h->data_size, h->head, read_code,
+	                                &r->sym, t->branches, cap, &t->bts);
+	t->total_branches = t->bts.events;
+	if (t->bts.unclassified)
+		ptrec_warn(&r->warnings, "thread %" PRIu32 ": %" PRIu64 " BTS records could not be "
+		           "classified (code bytes unavailable); shown as jmp", h->tid,
+		           t->bts.unclassified);
+	if (t->bts.bad_kind)
+		ptrec_warn(&r->warnings, "thread %" PRIu32 ": %" PRIu64 " instrumented records had "
+		           "an invalid branch kind; skipped", h->tid, t->bts.bad_kind);
+	if (t->bts.tail_bytes)
+		ptrec_warn(&r->warnings, "thread %" PRIu32 ": ring ends with %" PRIu64 " bytes of a "
+		           "partial record; ignored", h->tid, t->bts.tail_bytes);
+	if (!t->nbranches && !t->status)
+		t->status = "the ring holds no branches";
+	return 0;
+}
+
+int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
+                       const struct ptrec_report_options *opt)
+{
+	const struct ptrec_dump_process *p = &dump->process;
+	size_t crashed = SIZE_MAX;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->dump = dump;
+	r->opt = *opt;
+	for (size_t i = 0; i < dump->warnings.count; i++)
+		ptrec_warn(&r->warnings, "dump: %s", dump->warnings.items[i]);
+	if ((rc = ptrec_symbolizer_init(&r->sym, dump, opt->debug_dirs, &r->warnings)))
+		return rc;
+
+	/* The crashing thread: the flagged one, else the PROCESS tid. */
+	for (size_t i = 0; i < dump->nthreads && crashed == SIZE_MAX; i++)
+		if (dump->threads[i].hdr.flags & PTREC_THREAD_CRASHED)
+			crashed = i;
+	for (size_t i = 0; i < dump->nthreads && crashed == SIZE_MAX; i++)
+		if (dump->threads[i].hdr.tid == p->tid)
+			crashed = i;
+	if (crashed == SIZE_MAX && dump->nthreads)
+		ptrec_warn(&r->warnings, "no THREAD record for the crashing thread %" PRIu32, p->tid);
+	r->threads = calloc(dump->nthreads ? dump->nthreads : 1, sizeof(*r->threads));
+	if (!r->threads)
+		return -PTREC_ENOMEM;
+	if (crashed != SIZE_MAX) {
+		r->threads[r->nthreads].rec = &dump->threads[crashed];
+		r->threads[r->nthreads++].crashed = 1;
+	}
+	for (size_t i = 0; i < dump->nthreads && !opt->crashed_only; i++)
+		if (i != crashed)
+			r->threads[r->nthreads++].rec = &dump->threads[i];
+
+	if (dump->has_regs) {
+		const uint64_t *g = dump->regs.gregs;
+		r->fault_pc = g[PTREC_REG_RIP];
+		r->nbacktrace = ptrec_fp_backtrace(dump, g[PTREC_REG_RIP], g[PTREC_REG_RBP],
+		                                   g[PTREC_REG_RSP], r->backtrace,
+		                                   sizeof(r->backtrace) / sizeof(r->backtrace[0]));
+		r->nfault_bytes = ptrec_dump_read_memory(dump, r->fault_pc, r->fault_bytes,
+		                                         sizeof(r->fault_bytes));
+		if (r->nfault_bytes) {
+			r->fault_bytes_source = "dump memory";
+		} else {
+			struct ptrec_module *m = ptrec_symbolizer_module(&r->sym, r->fault_pc);
+			r->nfault_bytes = ptrec_symbolizer_read(&r->sym, r->fault_pc, r->fault_bytes,
+			                                        sizeof(r->fault_bytes));
+			if (r->nfault_bytes && m) {
+				snprintf(r->fault_bytes_file, sizeof(r->fault_bytes_file), "file %s",
+				         m->path);
+				r->fault_bytes_source = r->fault_bytes_file;
+			}
+		}
+	} else {
+		ptrec_warn(&r->warnings, "the dump has no REGS record: no faulting instruction and "
+		           "no frame-pointer backtrace");
+	}
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct ptrec_report_thread *t = &r->threads[i];
+		size_t max = 256;
+		if ((rc = decode_thread(r, t)))
+			return rc;
+		if (!t->nbranches)
+			continue;
+		/* The time span of the history, whatever decoded it. */
+		for (size_t k = 0; k < t->nbranches; k++)
+			if (t->branches[k].flags & PTREC_BRF_HAS_TIME) {
+				if (!t->has_time)
+					t->first_time = t->branches[k].timestamp;
+				t->has_time = 1;
+				t->last_time = t->branches[k].timestamp;
+			}
+		t->stack = malloc(max * sizeof(*t->stack));
+		if (!t->stack)
+			return -PTREC_ENOMEM;
+		t->nstack = ptrec_callstack_rebuild(t->branches, t->nbranches, t->soft, t->stack, max,
+		                                    &t->stack_info);
+	}
+
+	return 0;
+}
+
+void ptrec_report_free(struct ptrec_report *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		free(r->threads[i].branches);
+		free(r->threads[i].stack);
+	}
+	free(r->threads);
+	ptrec_pt_img_free(r->pt_image);
+	ptrec_symbolizer_free(&r->sym);
+	ptrec_warnings_free(&r->warnings);
+	memset(r, 0, sizeof(*r));
+}

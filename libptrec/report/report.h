@@ -1,0 +1,103 @@
+/* report.h — the report of one dump: the decoded and symbolized model that the text, JSON and
+ * trace renderers print.  Built by ptrec_report_build from a parsed dump.  Not
+ * async-signal-safe (runs in `ptrec report`, also when exec'd at crash time). */
+#ifndef PTREC_REPORT_H
+#define PTREC_REPORT_H
+
+#include <stdio.h>
+
+#include "core/branch.h"
+#include "decode/bts_decode.h"
+#include "report/callstack.h"
+#include "dump/dump_read.h"
+#include "symbols/symbolize.h"
+#include "core/warnings.h"
+
+struct ptrec_pt_img;
+
+/* Output formats. */
+enum ptrec_report_format {
+	PTREC_REPORT_TEXT = 0,  /* the default, doc/report-format.md */
+	PTREC_REPORT_JSON,      /* one JSON object, schema in doc/report-format.md */
+	PTREC_REPORT_TRACE,     /* Chrome trace-event / Perfetto JSON timeline */
+};
+
+/* What to put in the report. */
+struct ptrec_report_options {
+	unsigned branches;          /* last branches shown for the crashing thread (default 64) */
+	unsigned other_branches;    /* last branches shown for other threads (default 16) */
+	int crashed_only;           /* 1: only the crashing thread (--threads crashed) */
+	const char *const *debug_dirs; /* extra debug directories, NULL-terminated, or NULL */
+	const char *dump_path;      /* shown in the header */
+};
+
+/* One thread of the report. */
+struct ptrec_report_thread {
+	const struct ptrec_dump_thread_rec *rec; /* its THREAD record */
+	int crashed;                /* 1 for the crashing thread */
+	struct ptrec_branch *branches; /* decoded history, oldest first (owned) */
+	size_t nbranches;
+	uint64_t total_branches;    /* branches the ring held (>= nbranches if capped) */
+	int has_time;               /* 1 if any branch has a timestamp */
+	uint64_t first_time, last_time; /* TSC of the oldest/newest timed branch */
+	const char *status;         /* NULL, or why there is no history ("decoder not available
+	                               in this build", "untraced", ...) */
+	int soft;                   /* instrumented records (return-address conventions) */
+	struct ptrec_frame *stack;  /* rebuilt call stack, innermost first (owned) */
+	size_t nstack;
+	struct ptrec_callstack_info stack_info;
+	struct ptrec_bts_stats bts; /* decoder statistics (BTS-format rings) */
+	size_t trimmed;             /* events after the fault (signal handler) left out */
+};
+
+/* The whole report. */
+struct ptrec_report {
+	const struct ptrec_dump *dump;       /* the parsed dump */
+	struct ptrec_report_options opt;     /* options used */
+	struct ptrec_symbolizer sym;         /* the symbolizer */
+	struct ptrec_warnings warnings;      /* everything non-fatal, in order found */
+	struct ptrec_report_thread *threads; /* crashing thread first, then dump order */
+	size_t nthreads;
+	uint64_t fault_pc;                   /* RIP of the crashing thread (REGS), 0 if unknown */
+	uint8_t fault_bytes[16];             /* instruction bytes at fault_pc */
+	size_t nfault_bytes;
+	const char *fault_bytes_source;      /* "dump memory", "file PATH", or NULL */
+	char fault_bytes_file[4096];
+	uint64_t backtrace[128];             /* frame-pointer backtrace, [0] = fault_pc */
+	size_t nbacktrace;
+	struct ptrec_pt_img *pt_image;           /* code image for intel_pt rings, built on demand */
+};
+
+/* Fills opt with defaults. */
+void ptrec_report_options_init(struct ptrec_report_options *opt);
+
+/* Decodes, rebuilds stacks and prepares symbolization for dump (which must outlive r).
+ * Returns 0 or -PTREC_ENOMEM. */
+int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
+                       const struct ptrec_report_options *opt);
+
+/* Frees r. */
+void ptrec_report_free(struct ptrec_report *r);
+
+/* Decodes the intel_pt ring of t into t->branches (report_pt.c).  Returns 0 (decoding
+ * problems become warnings and t->status) or -PTREC_ENOMEM. */
+int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t);
+
+/* Renderers.  Each writes the whole report to out and returns 0, or -PTREC_EIO if writing
+ * failed. */
+int ptrec_report_text(struct ptrec_report *r, FILE *out);
+int ptrec_report_json(struct ptrec_report *r, FILE *out);
+int ptrec_report_trace(struct ptrec_report *r, FILE *out);
+
+/* Helpers shared by the renderers (report_util.c). */
+const char *ptrec_report_signal_name(int signo);                 /* "SIGSEGV", or "SIG?" */
+const char *ptrec_report_signal_code_name(int signo, int code);  /* "SEGV_MAPERR", or NULL */
+const char *ptrec_report_event_name(unsigned event);             /* "crash", "assert", "snapshot" */
+/* 1 if the branch's from / to address is a return address (instrumented conventions). */
+int ptrec_branch_from_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b);
+int ptrec_branch_to_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b);
+/* Nanoseconds of a TSC value with the thread's perf time conversion, or the TSC itself when
+ * the conversion is unknown. *exact is set to 1 when converted. */
+uint64_t ptrec_tsc_to_ns(const struct ptrec_dump_thread *t, uint64_t tsc, int *exact);
+
+#endif

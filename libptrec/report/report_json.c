@@ -1,0 +1,220 @@
+/* report_json.c — the JSON report: one object, schema in doc/report-format.md.  Addresses are
+ * hex strings ("0x401136") so that 64-bit values survive every JSON parser. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "ptrec.h"
+#include "report/report.h"
+
+/* Writes s as a JSON string (escaped; invalid bytes as \u00XX). */
+static void jstr(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else if (*p == '\t')
+			fputs("\\t", out);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void jloc(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)
+{
+	struct ptrec_symbol s;
+
+	fprintf(out, "{\"addr\":\"0x%" PRIx64 "\"", addr);
+	if (!addr) {
+		fputc('}', out);
+		return;
+	}
+	ptrec_symbolize(&r->sym, addr, ret, &s);
+	if (s.module) {
+		fputs(",\"module\":", out);
+		jstr(out, s.module->path);
+		fprintf(out, ",\"module_offset\":\"0x%" PRIx64 "\"", s.module_offset);
+	}
+	if (s.name) {
+		fputs(",\"function\":", out);
+		jstr(out, s.name);
+		fprintf(out, ",\"offset\":\"0x%" PRIx64 "\"", s.offset);
+	}
+	if (s.file) {
+		fputs(",\"file\":", out);
+		jstr(out, s.file);
+		fprintf(out, ",\"line\":%u", s.line);
+	}
+	fputc('}', out);
+}
+
+static void jbranch(struct ptrec_report *r, const struct ptrec_report_thread *t,
+                    const struct ptrec_branch *b, FILE *out)
+{
+	fputs("{\"kind\":", out);
+	jstr(out, ptrec_branch_kind_name(b->kind));
+	fputs(",\"from\":", out);
+	jloc(r, out, b->from, ptrec_branch_from_is_ret(t, b));
+	fputs(",\"to\":", out);
+	jloc(r, out, b->to, ptrec_branch_to_is_ret(t, b));
+	if (b->kind == PTREC_BR_JCC)
+		fprintf(out, ",\"taken\":%s", b->flags & PTREC_BRF_TAKEN ? "true" : "false");
+	if (b->kind == PTREC_BR_GAP) {
+		fputs(",\"reason\":", out);
+		jstr(out, ptrec_strerror(-(int)b->reason));
+	}
+	if (b->flags & PTREC_BRF_HAS_TIME)
+		fprintf(out, ",\"tsc\":%" PRIu64, b->timestamp);
+	fputc('}', out);
+}
+
+static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
+{
+	const struct ptrec_dump_thread *h = &t->rec->hdr;
+	unsigned max = t->crashed ? r->opt.branches : r->opt.other_branches;
+	size_t n = t->nbranches < max ? t->nbranches : max;
+
+	fprintf(out, "{\"tid\":%" PRIu32 ",\"name\":", h->tid);
+	jstr(out, h->name);
+	fputs(",\"backend\":", out);
+	jstr(out, ptrec_backend_name(h->backend));
+	fprintf(out, ",\"crashed\":%s,\"flags\":%" PRIu32, t->crashed ? "true" : "false", h->flags);
+	fprintf(out, ",\"ring\":{\"size\":%" PRIu64 ",\"head\":%" PRIu64 ",\"bytes\":%" PRIu64
+	        ",\"wrapped\":%s}", h->ring_size, h->head, h->data_size,
+	        h->flags & PTREC_THREAD_WRAPPED ? "true" : "false");
+	fprintf(out, ",\"history\":{\"branches\":%" PRIu64, t->total_branches);
+	if (t->has_time) {
+		int exact;
+		uint64_t a = ptrec_tsc_to_ns(h, t->first_time, &exact);
+		uint64_t b = ptrec_tsc_to_ns(h, t->last_time, &exact);
+		fprintf(out, ",\"first_tsc\":%" PRIu64 ",\"last_tsc\":%" PRIu64, t->first_time,
+		        t->last_time);
+		if (exact)
+			fprintf(out, ",\"span_ns\":%" PRIu64, b >= a ? b - a : 0);
+	}
+	if (t->status) {
+		fputs(",\"status\":", out);
+		jstr(out, t->status);
+	}
+	fprintf(out, ",\"gaps\":%zu}", t->stack_info.gaps);
+	fputs(",\"stack\":[", out);
+	for (size_t i = 0; i < t->nstack; i++) {
+		const struct ptrec_frame *f = &t->stack[i];
+		if (i)
+			fputc(',', out);
+		fputs("{\"site\":", out);
+		jloc(r, out, f->site, f->site_is_return_address);
+		if (f->func) {
+			fputs(",\"callee\":", out);
+			jloc(r, out, f->func, 0);
+		}
+		fprintf(out, ",\"resumed\":%s}", f->resumed ? "true" : "false");
+	}
+	fputc(']', out);
+	if (t->crashed) {
+		fputs(",\"backtrace\":[", out);
+		for (size_t k = 0; k < r->nbacktrace; k++) {
+			if (k)
+				fputc(',', out);
+			jloc(r, out, r->backtrace[k], k > 0);
+		}
+		fputc(']', out);
+	}
+	fputs(",\"branches\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		jbranch(r, t, &t->branches[t->nbranches - 1 - i], out);
+	}
+	fputs("]}", out);
+}
+
+int ptrec_report_json(struct ptrec_report *r, FILE *out)
+{
+	const struct ptrec_dump *d = r->dump;
+	const struct ptrec_dump_process *p = &d->process;
+	const char *code = ptrec_report_signal_code_name(p->signo, p->si_code);
+
+	fputs("{\"format\":\"ptrec-report\",\"version\":1", out);
+	fputs(",\"process\":{", out);
+	fprintf(out, "\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"event\":", p->pid, p->tid);
+	jstr(out, ptrec_report_event_name(p->event));
+	fprintf(out, ",\"signal\":{\"number\":%d,\"name\":", p->signo);
+	jstr(out, ptrec_report_signal_name(p->signo));
+	fprintf(out, ",\"code\":%d,\"code_name\":", p->si_code);
+	if (code)
+		jstr(out, code);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"errno\":%d}", p->si_errno);
+	fprintf(out, ",\"fault_addr\":\"0x%" PRIx64 "\"", p->fault_addr);
+	fprintf(out, ",\"time\":{\"sec\":%" PRId64 ",\"nsec\":%" PRId64 "}", p->time_sec,
+	        p->time_nsec);
+	fputs(",\"backend\":", out);
+	jstr(out, ptrec_backend_name(p->backend));
+	fputs(",\"comm\":", out);
+	jstr(out, p->comm);
+	fputs(",\"exe\":", out);
+	jstr(out, p->exe);
+	fputs(",\"reason\":", out);
+	jstr(out, p->reason);
+	fprintf(out, ",\"cpu\":{\"family\":%" PRIu32 ",\"model\":%" PRIu32 ",\"stepping\":%" PRIu32
+	        "}}", p->cpu_family, p->cpu_model, p->cpu_stepping);
+	fprintf(out, ",\"dump\":{\"complete\":%s,\"threads\":%zu}", d->complete ? "true" : "false",
+	        d->nthreads);
+	fputs(",\"recorder\":[", out);
+	if (d->status_text) {
+		int first = 1;
+		for (const char *l = d->status_text; *l;) {
+			size_t n = strcspn(l, "\n");
+			if (n) {
+				char line[1024];
+				snprintf(line, sizeof(line), "%.*s", (int)n, l);
+				if (!first)
+					fputc(',', out);
+				jstr(out, line);
+				first = 0;
+			}
+			l += n + (l[n] == '\n');
+		}
+	}
+	fputc(']', out);
+	fputs(",\"fault\":", out);
+	if (r->fault_pc) {
+		fputs("{\"location\":", out);
+		jloc(r, out, r->fault_pc, 0);
+		fputs(",\"bytes\":\"", out);
+		for (size_t i = 0; i < r->nfault_bytes; i++)
+			fprintf(out, "%s%02x", i ? " " : "", r->fault_bytes[i]);
+		fputs("\",\"bytes_source\":", out);
+		if (r->fault_bytes_source)
+			jstr(out, r->fault_bytes_source);
+		else
+			fputs("null", out);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\"threads\":[", out);
+	for (size_t i = 0; i < r->nthreads; i++) {
+		if (i)
+			fputc(',', out);
+		jthread(r, &r->threads[i], out);
+	}
+	/* Warnings last: symbolization above may have added some. */
+	fputs("],\"warnings\":[", out);
+	for (size_t i = 0; i < r->warnings.count; i++) {
+		if (i)
+			fputc(',', out);
+		jstr(out, r->warnings.items[i]);
+	}
+	fputs("]}\n", out);
+	return ferror(out) ? -PTREC_EIO : 0;
+}

@@ -1,0 +1,282 @@
+/* report_text.c — the text report (layout documented in doc/report-format.md). */
+#include "config.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptrec.h"
+#include "report/report.h"
+
+/* Formats one address as "0xADDR symbol+0xoff (file:line)". */
+static const char *loc(struct ptrec_report *r, uint64_t addr, int ret, char *buf, size_t len)
+{
+	struct ptrec_symbol s;
+	char tmp[1024];
+	if (!addr) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	ptrec_symbolize(&r->sym, addr, ret, &s);
+	ptrec_symbol_format(&s, tmp, sizeof(tmp));
+	if (s.name || s.module)
+		snprintf(buf, len, "0x%" PRIx64 " %s", addr, tmp);
+	else
+		snprintf(buf, len, "0x%" PRIx64, addr);
+	return buf;
+}
+
+static void print_branch(struct ptrec_report *r, const struct ptrec_report_thread *t,
+                         const struct ptrec_branch *b, size_t idx, FILE *out)
+{
+	char from[1400], to[1400];
+	const char *kind = ptrec_branch_kind_name(b->kind);
+
+	fprintf(out, "  #%-4zu ", idx);
+	switch (b->kind) {
+	case PTREC_BR_GAP:
+		fprintf(out, "-- gap: history lost here (%s)", ptrec_strerror(-(int)b->reason));
+		if (b->from || b->to)
+			fprintf(out, " between %s and %s", loc(r, b->from, 0, from, sizeof(from)),
+			        loc(r, b->to, 0, to, sizeof(to)));
+		break;
+	case PTREC_BR_OVERFLOW:
+		fprintf(out, "-- overflow: the hardware dropped history here");
+		if (b->to)
+			fprintf(out, "; resumed at %s", loc(r, b->to, 0, to, sizeof(to)));
+		break;
+	case PTREC_BR_EDGE:
+		fprintf(out, "%-9s %s", kind, loc(r, b->from, ptrec_branch_from_is_ret(t, b), from,
+		                                  sizeof(from)));
+		break;
+	default:
+		fprintf(out, "%-9s %s -> %s",
+		        b->kind == PTREC_BR_JCC ? (b->flags & PTREC_BRF_TAKEN ? "jcc-taken"
+		                                                             : "jcc-not")
+		                                : kind,
+		        loc(r, b->from, ptrec_branch_from_is_ret(t, b), from, sizeof(from)),
+		        loc(r, b->to, ptrec_branch_to_is_ret(t, b), to, sizeof(to)));
+		break;
+	}
+	if (b->flags & PTREC_BRF_HAS_TIME) {
+		int exact;
+		uint64_t now = ptrec_tsc_to_ns(&t->rec->hdr, t->last_time, &exact);
+		uint64_t then = ptrec_tsc_to_ns(&t->rec->hdr, b->timestamp, &exact);
+		fprintf(out, "  [t-%" PRIu64 "%s]", now >= then ? now - then : 0, exact ? "ns" : " tsc");
+	}
+	fputc('\n', out);
+}
+
+static void print_stack(struct ptrec_report *r, const struct ptrec_report_thread *t,
+                        int with_pc, FILE *out)
+{
+	char buf[1400];
+	size_t n = 0;
+
+	fprintf(out, "call stack from branch history (innermost first):\n");
+	if (!t->nbranches) {
+		fprintf(out, "  (none: %s)\n", t->status ? t->status : "no history");
+		return;
+	}
+	if (with_pc && r->fault_pc)
+		fprintf(out, "  #%-3zu %s\n", n++, loc(r, r->fault_pc, 0, buf, sizeof(buf)));
+	for (size_t i = 0; i < t->nstack; i++) {
+		const struct ptrec_frame *f = &t->stack[i];
+		size_t same = 1;
+		/* Recursion: identical frames in a row print once, with their count. */
+		while (i + same < t->nstack && t->stack[i + same].site == f->site &&
+		       t->stack[i + same].func == f->func)
+			same++;
+		if (same > 2) {
+			fprintf(out, "  #%zu-#%zu %s  calls itself: %zu identical frames (recursion)\n",
+			        n, n + same - 1, loc(r, f->site, f->site_is_return_address, buf,
+			                             sizeof(buf)), same);
+			n += same;
+			i += same - 1;
+			continue;
+		}
+		fprintf(out, "  #%-3zu %s", n++, loc(r, f->site, f->site_is_return_address, buf,
+		                                    sizeof(buf)));
+		if (f->func) {
+			struct ptrec_symbol s;
+			ptrec_symbolize(&r->sym, f->func, 0, &s);
+			if (s.name)
+				fprintf(out, "  calls %s", s.name);
+		}
+		if (f->resumed)
+			fprintf(out, "  (caller learnt from a return; its own call is older than the "
+			             "history)");
+		fputc('\n', out);
+	}
+	if (!t->nstack)
+		fprintf(out, "  (no call is open in the recorded history)\n");
+	if (t->stack_info.dropped)
+		fprintf(out, "  ... %zu outer frames not shown\n", t->stack_info.dropped);
+	if (t->stack_info.gaps)
+		fprintf(out, "  note: %zu gap(s)/overflow(s) in the history: frames may be missing\n",
+		        t->stack_info.gaps);
+	else if (!t->stack_info.unmatched_returns && (t->rec->hdr.flags & PTREC_THREAD_WRAPPED))
+		fprintf(out, "  note: the ring wrapped; callers older than its history are not "
+		             "shown\n");
+}
+
+static void print_branches(struct ptrec_report *r, const struct ptrec_report_thread *t,
+                           unsigned max, FILE *out)
+{
+	size_t n = t->nbranches < max ? t->nbranches : max;
+
+	fprintf(out, "last %zu of %" PRIu64 " branches (newest first):\n", n, t->total_branches);
+	if (t->trimmed)
+		fprintf(out, "  (%zu branches after the fault, in the signal handler, left out)\n",
+		        t->trimmed);
+	if (!t->nbranches) {
+		fprintf(out, "  (none: %s)\n", t->status ? t->status : "no history");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		print_branch(r, t, &t->branches[t->nbranches - 1 - i], i, out);
+	if (n < t->nbranches)
+		fprintf(out, "  ... %zu older branches not shown (--branches N)\n", t->nbranches - n);
+	else if (t->total_branches > t->nbranches + t->trimmed)
+		fprintf(out, "  -- oldest branch kept by the decoder (%" PRIu64 " older not kept)\n",
+		        t->total_branches - t->nbranches - t->trimmed);
+	else if (t->rec->hdr.flags & PTREC_THREAD_WRAPPED)
+		fprintf(out, "  -- oldest branch the ring still held (older ones were overwritten)\n");
+	else
+		fprintf(out, "  -- start of the recording\n");
+}
+
+static void print_ring(const struct ptrec_report_thread *t, FILE *out)
+{
+	const struct ptrec_dump_thread *h = &t->rec->hdr;
+
+	fprintf(out, "  %-8" PRIu32 " %-16s %-13s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %-8s",
+	        h->tid, h->name[0] ? h->name : "-", ptrec_backend_name(h->backend), h->ring_size,
+	        h->data_size, t->total_branches,
+	        h->flags & PTREC_THREAD_UNTRACED ? "untraced"
+	        : h->flags & PTREC_THREAD_WRAPPED ? "wrapped" : "partial");
+	if (t->has_time) {
+		int exact;
+		uint64_t a = ptrec_tsc_to_ns(h, t->first_time, &exact);
+		uint64_t b = ptrec_tsc_to_ns(h, t->last_time, &exact);
+		fprintf(out, " %" PRIu64 "%s", b >= a ? b - a : 0, exact ? "ns" : " tsc");
+	} else {
+		fprintf(out, " %s", t->status ? t->status : "no timestamps");
+	}
+	fputc('\n', out);
+}
+
+int ptrec_report_text(struct ptrec_report *r, FILE *out)
+{
+	const struct ptrec_dump *d = r->dump;
+	const struct ptrec_dump_process *p = &d->process;
+	const char *code = ptrec_report_signal_code_name(p->signo, p->si_code);
+	char tbuf[64] = "?", buf[1400];
+	struct tm tm;
+	time_t sec = (time_t)p->time_sec;
+
+	if (gmtime_r(&sec, &tm))
+		strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S", &tm);
+
+	fprintf(out, "ptrec report (format 1)%s%s\n", r->opt.dump_path ? " of " : "",
+	        r->opt.dump_path ? r->opt.dump_path : "");
+	fprintf(out, "\n== Process\n");
+	fprintf(out, "program:  %s (comm %s)\n", p->exe[0] ? p->exe : "?", p->comm);
+	fprintf(out, "pid:      %" PRIu32 "  thread: %" PRIu32 "\n", p->pid, p->tid);
+	fprintf(out, "event:    %s", ptrec_report_event_name(p->event));
+	if (p->signo)
+		fprintf(out, ", signal %s (%d), code %s (%d)", ptrec_report_signal_name(p->signo), p->signo,
+		        code ? code : "?", p->si_code);
+	fputc('\n', out);
+	if (p->signo == 4 || p->signo == 5 || p->signo == 7 || p->signo == 8 || p->signo == 11)
+		fprintf(out, "fault address: 0x%" PRIx64 "\n", p->fault_addr);
+	if (p->reason[0])
+		fprintf(out, "reason:   %s\n", p->reason);
+	fprintf(out, "time:     %s.%09" PRId64 " UTC\n", tbuf, p->time_nsec);
+	fprintf(out, "backend:  %s\n", ptrec_backend_name(p->backend));
+	fprintf(out, "cpu:      family %" PRIu32 " model %" PRIu32 " stepping %" PRIu32 "\n",
+	        p->cpu_family, p->cpu_model, p->cpu_stepping);
+	fprintf(out, "dump:     %s, %zu thread(s)\n",
+	        d->complete ? "complete" : "CUT SHORT (no END record; see warnings)", d->nthreads);
+
+	fprintf(out, "\n== Rings\n");
+	fprintf(out, "  %-8s %-16s %-13s %10s %10s %10s %-8s %s\n", "tid", "name", "backend",
+	        "ring", "bytes", "branches", "state", "time span");
+	for (size_t i = 0; i < r->nthreads; i++)
+		print_ring(&r->threads[i], out);
+
+	if (d->status_text) {
+		/* The recorder's own account: configuration and why refused backends were refused. */
+		fprintf(out, "\n== Recorder\n");
+		for (const char *l = d->status_text; *l;) {
+			size_t n = strcspn(l, "\n");
+			if (n)
+				fprintf(out, "  %.*s\n", (int)n, l);
+			l += n + (l[n] == '\n');
+		}
+	}
+
+	fprintf(out, "\n== Faulting instruction\n");
+	if (r->fault_pc) {
+		struct ptrec_symbol s;
+		ptrec_symbolize(&r->sym, r->fault_pc, 0, &s);
+		fprintf(out, "address:  0x%" PRIx64 "%s\n", r->fault_pc,
+		        p->event == PTREC_EVENT_CRASH ? ""
+		                                      : "  (no fault: where the registers were taken)");
+		if (s.name)
+			fprintf(out, "symbol:   %s+0x%" PRIx64 "\n", s.name, s.offset);
+		if (s.module)
+			fprintf(out, "module:   %s+0x%" PRIx64 "\n", s.module->path, s.module_offset);
+		if (s.file)
+			fprintf(out, "source:   %s:%u\n", s.file, s.line);
+		if (r->nfault_bytes) {
+			fprintf(out, "bytes:   ");
+			for (size_t i = 0; i < r->nfault_bytes; i++)
+				fprintf(out, " %02x", r->fault_bytes[i]);
+			fprintf(out, "  (from %s)\n", r->fault_bytes_source);
+		} else {
+			fprintf(out, "bytes:    unavailable (not in the dump, no readable file)\n");
+		}
+	} else {
+		fprintf(out, "unknown (no registers in the dump)\n");
+	}
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct ptrec_report_thread *t = &r->threads[i];
+		const struct ptrec_dump_thread *h = &t->rec->hdr;
+		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s\n", h->tid, h->name[0] ? h->name : "-",
+		        t->crashed ? " [crashed]" : "");
+		print_stack(r, t, t->crashed, out);
+		if (t->crashed) {
+			fprintf(out, "frame-pointer backtrace (from registers and dumped stack):\n");
+			for (size_t k = 0; k < r->nbacktrace; k++) {
+				size_t same = 1;
+				while (k + same < r->nbacktrace && r->backtrace[k + same] == r->backtrace[k])
+					same++;
+				if (k > 0 && same > 2) {
+					fprintf(out, "  #%zu-#%zu %s  (%zu identical frames: recursion)\n", k,
+					        k + same - 1, loc(r, r->backtrace[k], 1, buf, sizeof(buf)),
+					        same);
+					k += same - 1;
+					continue;
+				}
+				fprintf(out, "  #%-3zu %s\n", k,
+				        loc(r, r->backtrace[k], k > 0, buf, sizeof(buf)));
+			}
+			if (!r->nbacktrace)
+				fprintf(out, "  (none: no registers)\n");
+			else if (r->nbacktrace == 1)
+				fprintf(out, "  (stops: frame pointer outside the dumped stack)\n");
+		}
+		print_branches(r, t, t->crashed ? r->opt.branches : r->opt.other_branches, out);
+	}
+
+	fprintf(out, "\n== Warnings\n");
+	for (size_t i = 0; i < r->warnings.count; i++)
+		fprintf(out, "- %s\n", r->warnings.items[i]);
+	if (r->warnings.dropped)
+		fprintf(out, "- (%zu more warnings not shown)\n", r->warnings.dropped);
+	if (!r->warnings.count && !r->warnings.dropped)
+		fprintf(out, "(none)\n");
+	return ferror(out) ? -PTREC_EIO : 0;
+}

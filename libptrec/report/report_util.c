@@ -1,0 +1,136 @@
+/* report_util.c — names of signals, signal codes and events; address conventions of branch
+ * events; TSC to nanoseconds.  Shared by the report renderers. */
+#include "config.h"
+
+#include <signal.h>
+
+#include "report/report.h"
+
+const char *ptrec_report_signal_name(int signo)
+{
+	switch (signo) {
+	case 0: return "none";
+	case SIGHUP: return "SIGHUP";
+	case SIGINT: return "SIGINT";
+	case SIGQUIT: return "SIGQUIT";
+	case SIGILL: return "SIGILL";
+	case SIGTRAP: return "SIGTRAP";
+	case SIGABRT: return "SIGABRT";
+	case SIGBUS: return "SIGBUS";
+	case SIGFPE: return "SIGFPE";
+	case SIGKILL: return "SIGKILL";
+	case SIGUSR1: return "SIGUSR1";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGUSR2: return "SIGUSR2";
+	case SIGPIPE: return "SIGPIPE";
+	case SIGALRM: return "SIGALRM";
+	case SIGTERM: return "SIGTERM";
+	case SIGSYS: return "SIGSYS";
+	case SIGXCPU: return "SIGXCPU";
+	case SIGXFSZ: return "SIGXFSZ";
+	default: return "SIG?";
+	}
+}
+
+const char *ptrec_report_signal_code_name(int signo, int code)
+{
+	switch (code) {
+	case SI_USER: return "SI_USER";
+	case SI_KERNEL: return "SI_KERNEL";
+	case SI_QUEUE: return "SI_QUEUE";
+	case SI_TKILL: return "SI_TKILL";
+	default: break;
+	}
+	switch (signo) {
+	case SIGSEGV:
+		switch (code) {
+		case 1: return "SEGV_MAPERR";
+		case 2: return "SEGV_ACCERR";
+		case 3: return "SEGV_BNDERR";
+		case 4: return "SEGV_PKUERR";
+		}
+		break;
+	case SIGBUS:
+		switch (code) {
+		case 1: return "BUS_ADRALN";
+		case 2: return "BUS_ADRERR";
+		case 3: return "BUS_OBJERR";
+		case 4: return "BUS_MCEERR_AR";
+		case 5: return "BUS_MCEERR_AO";
+		}
+		break;
+	case SIGILL:
+		switch (code) {
+		case 1: return "ILL_ILLOPC";
+		case 2: return "ILL_ILLOPN";
+		case 3: return "ILL_ILLADR";
+		case 4: return "ILL_ILLTRP";
+		case 5: return "ILL_PRVOPC";
+		case 6: return "ILL_PRVREG";
+		case 7: return "ILL_COPROC";
+		case 8: return "ILL_BADSTK";
+		}
+		break;
+	case SIGFPE:
+		switch (code) {
+		case 1: return "FPE_INTDIV";
+		case 2: return "FPE_INTOVF";
+		case 3: return "FPE_FLTDIV";
+		case 4: return "FPE_FLTOVF";
+		case 5: return "FPE_FLTUND";
+		case 6: return "FPE_FLTRES";
+		case 7: return "FPE_FLTINV";
+		case 8: return "FPE_FLTSUB";
+		}
+		break;
+	case SIGTRAP:
+		switch (code) {
+		case 1: return "TRAP_BRKPT";
+		case 2: return "TRAP_TRACE";
+		case 3: return "TRAP_BRANCH";
+		case 4: return "TRAP_HWBKPT";
+		}
+		break;
+	case SIGSYS:
+		if (code == 1)
+			return "SYS_SECCOMP";
+		break;
+	}
+	return NULL;
+}
+
+const char *ptrec_report_event_name(unsigned event)
+{
+	switch (event) {
+	case PTREC_EVENT_CRASH: return "crash";
+	case PTREC_EVENT_ASSERT: return "assert";
+	case PTREC_EVENT_SNAPSHOT: return "snapshot";
+	default: return "unknown";
+	}
+}
+
+int ptrec_branch_from_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b)
+{
+	/* Instrumented CALL records carry the caller's return address; EDGE records the return
+	 * address of the coverage hook. */
+	return t->soft && (b->kind == PTREC_BR_CALL || b->kind == PTREC_BR_IND_CALL ||
+	                   b->kind == PTREC_BR_EDGE);
+}
+
+int ptrec_branch_to_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b)
+{
+	return t->soft && b->kind == PTREC_BR_RET;
+}
+
+uint64_t ptrec_tsc_to_ns(const struct ptrec_dump_thread *t, uint64_t tsc, int *exact)
+{
+	uint64_t quot, rem;
+
+	*exact = 0;
+	if (!t->time_mult || t->time_shift >= 64)
+		return tsc;
+	*exact = 1;
+	quot = tsc >> t->time_shift;
+	rem = tsc & ((1ull << t->time_shift) - 1);
+	return t->time_zero + quot * t->time_mult + ((rem * t->time_mult) >> t->time_shift);
+}

@@ -1,0 +1,211 @@
+/* recorder.c — recorder lifecycle: configuration, backend choice (with the reason for every
+ * refusal), init/shutdown and status.  Threads live in thread_registry.c, the crash path in
+ * crash_signal.c and the files it uses. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "platform/cpuid.h"
+#include "platform/pmu_sysfs.h"
+#include "core/settings.h"
+#include "runtime/recorder.h"
+
+#ifndef PTREC_BINDIR
+#define PTREC_BINDIR "/usr/local/bin"
+#endif
+
+struct ptrec_recorder ptrec_rec = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.backend = PTREC_BACKEND_NONE,
+};
+
+int ptrec_backend_choose(const struct ptrec_backend_ops *const *cands, size_t n,
+                         const struct ptrec_config *cfg,
+                         char reasons[PTREC_BACKEND_COUNT_][PTREC_REASON_MAX],
+                         const struct ptrec_backend_ops **chosen)
+{
+	static const enum ptrec_backend order[] = {
+		PTREC_BACKEND_INTEL_PT, PTREC_BACKEND_INTEL_BTS, PTREC_BACKEND_INSTRUMENTED,
+	};
+
+	*chosen = NULL;
+	for (int b = 0; b < PTREC_BACKEND_COUNT_; b++)
+		reasons[b][0] = '\0';
+	if (cfg->backend == PTREC_BACKEND_NONE)
+		return PTREC_BACKEND_NONE;
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		enum ptrec_backend id = order[k];
+		const struct ptrec_backend_ops *ops = NULL;
+		if (cfg->backend != PTREC_BACKEND_AUTO && cfg->backend != id)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (cands[i] && cands[i]->id == id)
+				ops = cands[i];
+		if (!ops) {
+			snprintf(reasons[id], PTREC_REASON_MAX, "not built into this library");
+			if (cfg->backend == id)
+				return -PTREC_ENOSUPP;
+			continue;
+		}
+		char why[PTREC_REASON_MAX] = "";
+		int r = ops->probe(cfg, why, sizeof(why));
+		if (r == 0) {
+			*chosen = ops;
+			return id;
+		}
+		snprintf(reasons[id], PTREC_REASON_MAX, "%s", why[0] ? why : ptrec_strerror(r));
+		if (cfg->backend == id)
+			return -PTREC_ENOSUPP;
+	}
+	return PTREC_BACKEND_NONE;
+}
+
+/* The tool run at crash time: PTREC_BINDIR/ptrec, or $PTREC_TOOL when it is absolute. */
+static void tool_path_init(void)
+{
+	const char *s;
+#ifdef HAVE_SECURE_GETENV
+	s = secure_getenv("PTREC_TOOL");
+#else
+	s = getenv("PTREC_TOOL");
+#endif
+	if (s && s[0] == '/' && strlen(s) < sizeof(ptrec_rec.tool_path))
+		snprintf(ptrec_rec.tool_path, sizeof(ptrec_rec.tool_path), "%s", s);
+	else
+		snprintf(ptrec_rec.tool_path, sizeof(ptrec_rec.tool_path), "%s/ptrec", PTREC_BINDIR);
+}
+
+static int config_valid(const struct ptrec_config *cfg)
+{
+	return cfg->struct_size == sizeof(*cfg) && (unsigned)cfg->backend < PTREC_BACKEND_COUNT_ &&
+	       ptrec_ring_size_valid(cfg->ring_size) && cfg->memory_budget >= PTREC_RING_MIN &&
+	       (!cfg->dump_dir || strlen(cfg->dump_dir) < PTREC_PATH_MAX - 64) &&
+	       (!cfg->filter || strlen(cfg->filter) < sizeof(ptrec_rec.filter));
+}
+
+/* Reads, once at init, what a PT decoder needs to turn MTC and CYC into time and what the dump
+ * carries for it: the TSC/crystal ratio (CPUID 15H) and the maximum non-turbo ratio the kernel
+ * exports (caps/max_nonturbo_ratio, printed in decimal).  Zero means unknown; decoders then
+ * calibrate from the trace. */
+static void clock_params_init(enum ptrec_backend backend)
+{
+	struct ptrec_cpuid_raw raw;
+	struct ptrec_cpu_info cpu;
+	static struct ptrec_pmu pmu; /* large; only touched here, under ptrec_rec.lock */
+	const struct ptrec_pmu_cap *cap;
+
+	ptrec_rec.tsc_ratio_n = ptrec_rec.tsc_ratio_d = ptrec_rec.nom_freq = 0;
+	if (backend != PTREC_BACKEND_INTEL_PT)
+		return;
+	ptrec_cpuid_read(&raw);
+	ptrec_cpuid_decode(&raw, &cpu);
+	if (cpu.tsc_leaf_valid && cpu.tsc_ratio_num && cpu.tsc_ratio_den) {
+		ptrec_rec.tsc_ratio_n = cpu.tsc_ratio_num;
+		ptrec_rec.tsc_ratio_d = cpu.tsc_ratio_den;
+	}
+	if (ptrec_pmu_read("", "intel_pt", &pmu) == 0 &&
+	    (cap = ptrec_pmu_cap(&pmu, "max_nonturbo_ratio")) != NULL) {
+		char *end;
+		unsigned long v = strtoul(cap->text, &end, 10);
+		if (end != cap->text && *end == '\0' && v > 0 && v < 256)
+			ptrec_rec.nom_freq = (uint32_t)v;
+	}
+}
+
+PTREC_API int ptrec_init(const struct ptrec_config *cfg)
+{
+	struct ptrec_config defaults;
+	const struct ptrec_backend_ops *cands[3];
+	const struct ptrec_backend_ops *ops = NULL;
+	int r;
+
+	if (!cfg) {
+		ptrec_config_init(&defaults);
+		cfg = &defaults;
+	}
+	if (!config_valid(cfg))
+		return -PTREC_EINVAL;
+	pthread_mutex_lock(&ptrec_rec.lock);
+	if (atomic_load(&ptrec_rec.initialized)) {
+		pthread_mutex_unlock(&ptrec_rec.lock);
+		return -PTREC_ESTATE;
+	}
+	ptrec_rec.cfg = *cfg;
+	snprintf(ptrec_rec.dump_dir, sizeof(ptrec_rec.dump_dir), "%s",
+	         cfg->dump_dir ? cfg->dump_dir : "");
+	snprintf(ptrec_rec.filter, sizeof(ptrec_rec.filter), "%s", cfg->filter ? cfg->filter : "");
+	ptrec_rec.cfg.dump_dir = ptrec_rec.dump_dir[0] ? ptrec_rec.dump_dir : NULL;
+	ptrec_rec.cfg.filter = ptrec_rec.filter[0] ? ptrec_rec.filter : NULL;
+
+	cands[0] = &ptrec_backend_intel_pt;
+	cands[1] = &ptrec_backend_intel_bts;
+	cands[2] = &ptrec_backend_instrumented;
+	r = ptrec_backend_choose(cands, 3, &ptrec_rec.cfg, ptrec_rec.reason, &ops);
+	if (r < 0) {
+		pthread_mutex_unlock(&ptrec_rec.lock);
+		return r;
+	}
+	ptrec_rec.backend = (enum ptrec_backend)r;
+	ptrec_rec.ops = ops;
+
+	if (ptrec_registry_init() != 0) {
+		pthread_mutex_unlock(&ptrec_rec.lock);
+		return -PTREC_ENOMEM;
+	}
+	tool_path_init();
+	ptrec_cpu_fms(&ptrec_rec.cpu_family, &ptrec_rec.cpu_model, &ptrec_rec.cpu_stepping);
+	clock_params_init(ptrec_rec.backend);
+	atomic_store(&ptrec_rec.memory_used, 0);
+	atomic_store(&ptrec_rec.threads_attached, 0);
+	atomic_store(&ptrec_rec.threads_untraced, 0);
+	atomic_store(&ptrec_rec.snapshots_written, 0);
+	ptrec_rec.last_snapshot.tv_sec = 0;
+	ptrec_rec.last_snapshot.tv_nsec = 0;
+	atomic_store(&ptrec_rec.initialized, 1);
+	ptrec_thread_attach();
+	if (!(ptrec_rec.cfg.flags & PTREC_F_NO_SIGNALS))
+		ptrec_signals_install();
+	pthread_mutex_unlock(&ptrec_rec.lock);
+	return 0;
+}
+
+PTREC_API int ptrec_shutdown(void)
+{
+	pthread_mutex_lock(&ptrec_rec.lock);
+	if (!atomic_load(&ptrec_rec.initialized)) {
+		pthread_mutex_unlock(&ptrec_rec.lock);
+		return -PTREC_ESTATE;
+	}
+	if (!(ptrec_rec.cfg.flags & PTREC_F_NO_SIGNALS))
+		ptrec_signals_restore();
+	ptrec_registry_shutdown();
+	atomic_store(&ptrec_rec.initialized, 0);
+	ptrec_rec.ops = NULL;
+	ptrec_rec.backend = PTREC_BACKEND_NONE;
+	pthread_mutex_unlock(&ptrec_rec.lock);
+	return 0;
+}
+
+PTREC_API int ptrec_status(struct ptrec_status *st)
+{
+	if (!st || st->struct_size != sizeof(*st))
+		return -PTREC_EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->struct_size = sizeof(*st);
+	pthread_mutex_lock(&ptrec_rec.lock);
+	st->initialized = atomic_load(&ptrec_rec.initialized);
+	st->backend = st->initialized ? ptrec_rec.backend : PTREC_BACKEND_NONE;
+	st->ring_size = st->initialized ? ptrec_rec.cfg.ring_size : 0;
+	st->memory_used = atomic_load(&ptrec_rec.memory_used);
+	st->threads_attached = atomic_load(&ptrec_rec.threads_attached);
+	st->threads_untraced = atomic_load(&ptrec_rec.threads_untraced);
+	st->snapshots_written = atomic_load(&ptrec_rec.snapshots_written);
+	memcpy(st->reason, ptrec_rec.reason, sizeof(st->reason));
+	snprintf(st->last_report, sizeof(st->last_report), "%s", ptrec_rec.last_report);
+	pthread_mutex_unlock(&ptrec_rec.lock);
+	return 0;
+}

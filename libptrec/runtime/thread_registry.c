@@ -1,0 +1,424 @@
+/* thread_registry.c — attached threads: their rings, signal stacks, creation and exit, fork.
+ *
+ * Slots live in a static array so the crash path can walk them without locks (see
+ * recorder_internal.h for the pin protocol).  A thread is attached by ptrec_init (the caller),
+ * by ptrec_thread_attach, or automatically when it was created with pthread_create after init:
+ *
+ * - Shared library (libptrec.so): this file defines pthread_create, which the dynamic linker
+ *   binds before libc's for the program and every library loaded after libptrec.  It wraps the
+ *   start routine (attach, then run) and calls the real function found with
+ *   dlsym(RTLD_NEXT, "pthread_create").
+ * - Static linking of libptrec into a dynamically linked program: the same definition in the
+ *   executable wins, and RTLD_NEXT still finds libc's.
+ * - Fully static programs (-static): dlsym(RTLD_NEXT) cannot work.  Link with
+ *   -Wl,--wrap=pthread_create (we define __wrap_pthread_create, which calls
+ *   __real_pthread_create), or call ptrec_thread_attach() at the start of each thread.
+ *
+ * Thread exit detaches through a pthread key destructor (also after pthread_exit).  Each
+ * attached thread gets a sigaltstack unless it already has one, so stack overflows reach the
+ * crash handler.  fork: the child keeps only the forking thread; it gets a fresh ring (or none
+ * with PTREC_F_NO_FORK_RINGS) and the other slots are released.  exec: perf fds are opened
+ * close-on-exec and soft rings are plain memory, so nothing survives an exec. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/settings.h"
+#include "runtime/recorder.h"
+
+#define SLOT_ORPHANED 0x100u /* slot flag: shut down while its thread ran; the owner frees it */
+
+static struct ptrec_thread slots[PTREC_MAX_THREADS];
+static __thread struct ptrec_thread *self_slot __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+static int registry_ok;
+
+_Atomic int ptrec_crash_in_progress;
+
+pid_t ptrec_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+struct ptrec_thread *ptrec_registry_slot(unsigned i)
+{
+	return i < PTREC_MAX_THREADS ? &slots[i] : NULL;
+}
+
+struct ptrec_thread *ptrec_registry_self(void)
+{
+	return self_slot;
+}
+
+int ptrec_registry_pin(struct ptrec_thread *t)
+{
+	atomic_fetch_add(&t->pins, 1);
+	if (atomic_load(&t->state) == PTREC_SLOT_ACTIVE)
+		return 1;
+	atomic_fetch_sub(&t->pins, 1);
+	return 0;
+}
+
+void ptrec_registry_unpin(struct ptrec_thread *t)
+{
+	atomic_fetch_sub(&t->pins, 1);
+}
+
+/* ---- signal stacks --------------------------------------------------------------------- */
+
+/* Gives the calling thread a sigaltstack (with a guard page below it) unless it has one. */
+static void altstack_install(struct ptrec_thread *t)
+{
+	stack_t old, ss;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
+		return; /* the application brought its own */
+	size_t len = PTREC_ALTSTACK_SIZE + (size_t)page;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+	               -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	mprotect(p, (size_t)page, PROT_NONE);
+	ss.ss_sp = (char *)p + page;
+	ss.ss_size = PTREC_ALTSTACK_SIZE;
+	ss.ss_flags = 0;
+	if (sigaltstack(&ss, NULL) != 0) {
+		munmap(p, len);
+		return;
+	}
+	t->altstack = p;
+	t->altstack_len = len;
+}
+
+/* Removes the calling thread's sigaltstack if it is ours. */
+static void altstack_remove(struct ptrec_thread *t)
+{
+	stack_t old, ss;
+
+	if (!t->altstack)
+		return;
+	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_ONSTACK) &&
+	    (char *)old.ss_sp > (char *)t->altstack &&
+	    (char *)old.ss_sp < (char *)t->altstack + t->altstack_len) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_flags = SS_DISABLE;
+		sigaltstack(&ss, NULL);
+		munmap(t->altstack, t->altstack_len);
+	}
+	t->altstack = NULL;
+	t->altstack_len = 0;
+}
+
+/* ---- rings ------------------------------------------------------------------------------ */
+
+/* Reserves `size` bytes of the budget.  Returns 1 on success. */
+static int budget_take(size_t size)
+{
+	size_t cur = atomic_load(&ptrec_rec.memory_used);
+	do {
+		if (cur + size > ptrec_rec.cfg.memory_budget || cur + size < cur)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&ptrec_rec.memory_used, &cur, cur + size));
+	return 1;
+}
+
+static void budget_give(size_t size)
+{
+	atomic_fetch_sub(&ptrec_rec.memory_used, size);
+}
+
+/* Opens the calling thread's ring: the configured size, halved on -PTREC_ENOMEM or when the
+ * budget is short, down to the smallest ring; any other refusal runs the thread untraced. */
+static void ring_open(struct ptrec_thread *t)
+{
+	const struct ptrec_backend_ops *ops = ptrec_rec.ops;
+	char reason[PTREC_REASON_MAX];
+	size_t size = ptrec_rec.cfg.ring_size;
+
+	t->ops = NULL;
+	t->flags |= PTREC_THREAD_UNTRACED;
+	if (!ops)
+		return;
+	for (; size >= PTREC_RING_MIN; size /= 2) {
+		if (!budget_take(size))
+			continue;
+		memset(&t->ring, 0, sizeof(t->ring));
+		t->ring.fd = -1;
+		reason[0] = '\0';
+		int r = ops->open(&t->ring, size, &ptrec_rec.cfg, reason, sizeof(reason));
+		if (r == 0) {
+			t->ops = ops;
+			t->charged = size;
+			t->flags &= ~PTREC_THREAD_UNTRACED;
+			return;
+		}
+		budget_give(size);
+		if (r != -PTREC_ENOMEM)
+			return;
+	}
+}
+
+static void ring_close(struct ptrec_thread *t)
+{
+	if (t->ops) {
+		t->ops->close(&t->ring);
+		t->ops = NULL;
+		budget_give(t->charged);
+		t->charged = 0;
+	}
+	if (t->snap_buf) {
+		munmap(t->snap_buf, t->snap_len);
+		t->snap_buf = NULL;
+		t->snap_len = 0;
+	}
+}
+
+/* ---- attach / detach -------------------------------------------------------------------- */
+
+static void exit_destructor(void *p)
+{
+	(void)p;
+	ptrec_thread_detach();
+}
+
+static void atfork_child(void);
+
+static void registry_once_init(void)
+{
+	if (pthread_key_create(&exit_key, exit_destructor) != 0)
+		return;
+	pthread_atfork(NULL, NULL, atfork_child);
+	registry_ok = 1;
+}
+
+int ptrec_registry_init(void)
+{
+	pthread_once(&registry_once, registry_once_init);
+	return registry_ok ? 0 : -PTREC_ENOMEM;
+}
+
+PTREC_API int ptrec_thread_attach(void)
+{
+	struct ptrec_thread *t = NULL;
+
+	if (!atomic_load(&ptrec_rec.initialized))
+		return -PTREC_ESTATE;
+	if (self_slot)
+		return 0;
+	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
+		int expect = PTREC_SLOT_FREE;
+		if (atomic_compare_exchange_strong(&slots[i].state, &expect, PTREC_SLOT_OPENING)) {
+			t = &slots[i];
+			break;
+		}
+	}
+	if (!t) {
+		atomic_fetch_add(&ptrec_rec.threads_untraced, 1);
+		return 0; /* more threads than slots: this one runs untraced */
+	}
+	t->tid = ptrec_gettid();
+	t->flags = 0;
+	t->charged = 0;
+	altstack_install(t);
+	ring_open(t);
+	if (t->flags & PTREC_THREAD_UNTRACED)
+		atomic_fetch_add(&ptrec_rec.threads_untraced, 1);
+	else
+		atomic_fetch_add(&ptrec_rec.threads_attached, 1);
+	self_slot = t;
+	pthread_setspecific(exit_key, t);
+	atomic_store(&t->state, PTREC_SLOT_ACTIVE);
+	return 0;
+}
+
+/* Releases slot t (which must be in CLOSING state) once no reader pins it.  During a crash
+ * nothing is freed: the dump may still be reading. */
+static void slot_release(struct ptrec_thread *t, int own_thread)
+{
+	while (atomic_load(&t->pins) > 0) {
+		if (atomic_load(&ptrec_crash_in_progress))
+			return;
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+	}
+	if (atomic_load(&ptrec_crash_in_progress))
+		return;
+	if (t->flags & PTREC_THREAD_UNTRACED)
+		atomic_fetch_sub(&ptrec_rec.threads_untraced, 1);
+	else
+		atomic_fetch_sub(&ptrec_rec.threads_attached, 1);
+	if (own_thread || !t->ops || t->ops->id != PTREC_BACKEND_INSTRUMENTED)
+		ring_close(t);
+	else if (t->ops) {
+		/* Another thread's soft ring: its hooks may still be storing.  Freeze it and keep
+		 * the memory; it stays charged until the process ends. */
+		t->ops->freeze(&t->ring);
+		t->flags |= SLOT_ORPHANED;
+		return;
+	}
+	if (own_thread)
+		altstack_remove(t);
+	t->tid = 0;
+	t->flags = 0;
+	atomic_store(&t->state, PTREC_SLOT_FREE);
+}
+
+PTREC_API int ptrec_thread_detach(void)
+{
+	struct ptrec_thread *t = self_slot;
+	int expect = PTREC_SLOT_ACTIVE;
+
+	if (!t)
+		return -PTREC_ESTATE;
+	self_slot = NULL;
+	if (registry_ok)
+		pthread_setspecific(exit_key, NULL);
+	if (!atomic_compare_exchange_strong(&t->state, &expect, PTREC_SLOT_CLOSING)) {
+		if (expect == PTREC_SLOT_CLOSING && (t->flags & SLOT_ORPHANED) &&
+		    !atomic_load(&ptrec_crash_in_progress)) {
+			/* ptrec_shutdown froze this thread's ring; the owner frees it now. */
+			ring_close(t);
+			altstack_remove(t);
+			t->tid = 0;
+			t->flags = 0;
+			atomic_store(&t->state, PTREC_SLOT_FREE);
+		}
+		return -PTREC_ESTATE;
+	}
+	slot_release(t, 1);
+	return 0;
+}
+
+void ptrec_registry_shutdown(void)
+{
+	struct ptrec_thread *me = self_slot;
+
+	if (me)
+		ptrec_thread_detach();
+	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
+		struct ptrec_thread *t = &slots[i];
+		int expect = PTREC_SLOT_ACTIVE;
+		if (!atomic_compare_exchange_strong(&t->state, &expect, PTREC_SLOT_CLOSING))
+			continue;
+		/* A thread that is still running: freeze its ring; its exit destructor finds the
+		 * slot CLOSING and leaves it.  A soft ring's memory stays mapped (its hooks may be
+		 * storing right now); a perf ring is closed. */
+		slot_release(t, 0);
+	}
+}
+
+/* In a fork child only the forking thread exists.  Release every other slot (their memory is
+ * a copy) and give the caller a fresh ring, or none with PTREC_F_NO_FORK_RINGS. */
+static void atfork_child(void)
+{
+	struct ptrec_thread *me = self_slot;
+
+	atomic_store(&ptrec_crash_owner, 0);
+	atomic_store(&ptrec_crash_done, 0);
+	atomic_store(&ptrec_crash_in_progress, 0);
+	if (!atomic_load(&ptrec_rec.initialized))
+		return;
+	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
+		struct ptrec_thread *t = &slots[i];
+		if (t == me || atomic_load(&t->state) == PTREC_SLOT_FREE)
+			continue;
+		atomic_store(&t->pins, 0);
+		ring_close(t);
+		t->tid = 0;
+		t->flags = 0;
+		t->altstack = NULL; /* the owner's stack mapping is copied too; leave it */
+		atomic_store(&t->state, PTREC_SLOT_FREE);
+	}
+	atomic_store(&ptrec_rec.threads_attached, 0);
+	atomic_store(&ptrec_rec.threads_untraced, 0);
+	if (!me)
+		return;
+	atomic_store(&me->pins, 0);
+	ring_close(me);
+	me->tid = ptrec_gettid();
+	me->flags = 0;
+	if (ptrec_rec.cfg.flags & PTREC_F_NO_FORK_RINGS)
+		me->flags |= PTREC_THREAD_UNTRACED;
+	else
+		ring_open(me);
+	if (me->flags & PTREC_THREAD_UNTRACED)
+		atomic_store(&ptrec_rec.threads_untraced, 1);
+	else
+		atomic_store(&ptrec_rec.threads_attached, 1);
+}
+
+/* ---- pthread_create wrapping ------------------------------------------------------------- */
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                 void *);
+
+struct start_args {
+	void *(*fn)(void *); /* the application's start routine */
+	void *arg;           /* its argument */
+};
+
+static void *start_wrapper(void *p)
+{
+	struct start_args a = *(struct start_args *)p;
+	free(p);
+	ptrec_thread_attach();
+	return a.fn(a.arg);
+}
+
+static int create_wrapped(pthread_create_fn real, pthread_t *thr, const pthread_attr_t *attr,
+                          void *(*fn)(void *), void *arg)
+{
+	if (!real)
+		return EAGAIN;
+	if (!atomic_load(&ptrec_rec.initialized) || (ptrec_rec.cfg.flags & PTREC_F_NO_THREADS))
+		return real(thr, attr, fn, arg);
+	struct start_args *a = malloc(sizeof(*a));
+	if (!a)
+		return real(thr, attr, fn, arg);
+	a->fn = fn;
+	a->arg = arg;
+	int r = real(thr, attr, start_wrapper, a);
+	if (r != 0)
+		free(a);
+	return r;
+}
+
+static pthread_create_fn real_pthread_create(void)
+{
+	static _Atomic(pthread_create_fn) real;
+	pthread_create_fn f = atomic_load(&real);
+	if (!f) {
+		f = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		atomic_store(&real, f);
+	}
+	return f;
+}
+
+PTREC_API int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *),
+                             void *arg)
+{
+	return create_wrapped(real_pthread_create(), thr, attr, fn, arg);
+}
+
+extern int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
+	__attribute__((weak));
+PTREC_API int __wrap_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                    void *);
+
+PTREC_API int __wrap_pthread_create(pthread_t *thr, const pthread_attr_t *attr,
+                                    void *(*fn)(void *), void *arg)
+{
+	return create_wrapped(__real_pthread_create, thr, attr, fn, arg);
+}

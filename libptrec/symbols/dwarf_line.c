@@ -1,0 +1,604 @@
+/* dwarf_line.c — .debug_line programs (DWARF 2 to 5) run into sorted address -> file:line rows,
+ * and the lookups over rows and functions. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/dwarf_line.h"
+#include "symbols/dwarf_reader.h"
+#include "ptrec.h"
+
+enum {
+	DW_LNS_copy = 1, DW_LNS_advance_pc, DW_LNS_advance_line, DW_LNS_set_file,
+	DW_LNS_set_column, DW_LNS_negate_stmt, DW_LNS_set_basic_block, DW_LNS_const_add_pc,
+	DW_LNS_fixed_advance_pc, DW_LNS_set_prologue_end, DW_LNS_set_epilogue_begin,
+	DW_LNS_set_isa,
+	DW_LNE_end_sequence = 1, DW_LNE_set_address, DW_LNE_define_file, DW_LNE_set_discriminator,
+	DW_LNCT_path = 1, DW_LNCT_directory_index = 2,
+};
+
+/* Growable arrays used while reading. */
+struct rows_vec {
+	struct ptrec_line_row *v;
+	size_t n, cap;
+};
+
+struct seq {
+	size_t first;  /* index of its first row in the scratch vector */
+	size_t count;  /* rows including the end row */
+	uint64_t start;
+};
+
+struct line_ctx {
+	struct ptrec_dwarf *d;
+	const struct ptrec_elf *elf;
+	struct ptrec_warnings *w;
+	const uint8_t *line_str;  /* .debug_line_str */
+	size_t line_str_len;
+	const uint8_t *str;       /* .debug_str */
+	size_t str_len;
+	struct rows_vec rows;     /* scratch rows, sequences contiguous */
+	struct seq *seqs;
+	size_t nseqs, seqcap;
+	size_t filecap;
+};
+
+static int push_row(struct rows_vec *r, const struct ptrec_line_row *row)
+{
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 1024;
+		struct ptrec_line_row *p = realloc(r->v, ncap * sizeof(*p));
+		if (!p)
+			return -PTREC_ENOMEM;
+		r->v = p;
+		r->cap = ncap;
+	}
+	r->v[r->n++] = *row;
+	return 0;
+}
+
+/* Adds a path to the file table; returns its index or a negative code. */
+static long add_file(struct line_ctx *x, const char *comp_dir, const char *dir, const char *name)
+{
+	struct ptrec_dwarf *d = x->d;
+	char *path;
+	int n;
+
+	if (!name)
+		name = "??";
+	if (name[0] == '/' || !dir || !*dir) {
+		if (name[0] != '/' && comp_dir && *comp_dir)
+			n = asprintf(&path, "%s/%s", comp_dir, name);
+		else
+			n = asprintf(&path, "%s", name);
+	} else if (dir[0] == '/' || !comp_dir || !*comp_dir) {
+		n = asprintf(&path, "%s/%s", dir, name);
+	} else {
+		n = asprintf(&path, "%s/%s/%s", comp_dir, dir, name);
+	}
+	if (n < 0)
+		return -PTREC_ENOMEM;
+	if (d->nfiles == x->filecap) {
+		size_t ncap = x->filecap ? x->filecap * 2 : 64;
+		char **p = realloc(d->files, ncap * sizeof(*p));
+		if (!p) {
+			free(path);
+			return -PTREC_ENOMEM;
+		}
+		d->files = p;
+		x->filecap = ncap;
+	}
+	d->files[d->nfiles] = path;
+	return (long)d->nfiles++;
+}
+
+/* Reads a v5 string-ish form value of an entry format. */
+static const char *v5_string(struct line_ctx *x, const struct dw_value *v)
+{
+	switch (v->form) {
+	case DW_FORM_string: return v->str;
+	case DW_FORM_line_strp: return dw_section_str(x->line_str, x->line_str_len, v->val);
+	case DW_FORM_strp: return dw_section_str(x->str, x->str_len, v->val);
+	default: return NULL;
+	}
+}
+
+/* Reads a v5 entry-format list and its entries: directories (want_dir = 0) or files.
+ * names[i] / dirs[i] receive DW_LNCT_path / DW_LNCT_directory_index. */
+static int v5_entries(struct line_ctx *x, struct dw_cur *c, unsigned version, unsigned asz,
+                      int is64, const char ***names, uint64_t **dirs, size_t *count)
+{
+	uint64_t fmt[32][2];
+	unsigned nfmt = dw_u8(c);
+	uint64_t n;
+
+	if (nfmt > 32)
+		return -1;
+	for (unsigned i = 0; i < nfmt; i++) {
+		fmt[i][0] = dw_uleb(c);
+		fmt[i][1] = dw_uleb(c);
+	}
+	n = dw_uleb(c);
+	if (c->err || n > (uint64_t)(c->end - c->p))
+		return -1;
+	*names = calloc(n ? n : 1, sizeof(**names));
+	*dirs = calloc(n ? n : 1, sizeof(**dirs));
+	if (!*names || !*dirs)
+		return -1;
+	*count = (size_t)n;
+	for (uint64_t e = 0; e < n; e++)
+		for (unsigned i = 0; i < nfmt; i++) {
+			struct dw_value v;
+			if (dw_read_form(c, (unsigned)fmt[i][1], version, asz, is64, 0, &v))
+				return -1;
+			if (fmt[i][0] == DW_LNCT_path)
+				(*names)[e] = v5_string(x, &v);
+			else if (fmt[i][0] == DW_LNCT_directory_index)
+				(*dirs)[e] = v.val;
+		}
+	return c->err ? -1 : 0;
+}
+
+/* Looks up the compilation directory for the unit at stmt_list. */
+static const char *comp_dir_of(const struct dwarf_cu_dir *dirs, size_t ndirs, uint64_t off)
+{
+	size_t lo = 0, hi = ndirs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (dirs[mid].stmt_list == off)
+			return dirs[mid].comp_dir;
+		if (dirs[mid].stmt_list < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Runs one line-number program unit starting at c (positioned at the unit).  Returns 0 (also
+ * for a malformed unit, which is skipped with a warning after *next is set), or -ENOMEM. */
+static int read_unit(struct line_ctx *x, const uint8_t *sec, size_t seclen, uint64_t uoff,
+                     const char *comp_dir, uint64_t *next)
+{
+	struct dw_cur c = {sec + uoff, sec + seclen, 0}, hc;
+	const char **dnames = NULL, **fnames = NULL;
+	uint64_t *ddirs = NULL, *fdirs = NULL;
+	size_t ndirs = 0, nfnames = 0, nfile_ids = 0, filecap = 0;
+	long *file_ids = NULL;
+	uint64_t unit_len, hdr_len;
+	int is64, rc = 0;
+	unsigned version, asz = 8, min_len, max_ops = 1, opbase;
+	int line_base, default_stmt;
+	unsigned line_range;
+	uint8_t std_len[256];
+	const uint8_t *prog, *unit_end;
+
+	unit_len = dw_initial_length(&c, &is64);
+	if (c.err || unit_len > (uint64_t)(c.end - c.p)) {
+		ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: length runs past the section",
+		           x->elf->path, (unsigned long long)uoff);
+		*next = seclen;
+		return 0;
+	}
+	unit_end = c.p + unit_len;
+	*next = (uint64_t)(unit_end - sec);
+	c.end = unit_end;
+	version = dw_u16(&c);
+	if (version < 2 || version > 5) {
+		ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: version %u not supported",
+		           x->elf->path, (unsigned long long)uoff, version);
+		return 0;
+	}
+	if (version >= 5) {
+		asz = dw_u8(&c);
+		dw_u8(&c); /* segment selector size */
+		if (asz != 8 && asz != 4)
+			goto bad;
+	}
+	hdr_len = dw_fixed(&c, is64 ? 8 : 4);
+	if (c.err || hdr_len > (uint64_t)(c.end - c.p))
+		goto bad;
+	prog = c.p + hdr_len;
+	hc = (struct dw_cur){c.p, prog, 0};
+	min_len = dw_u8(&hc);
+	if (version >= 4)
+		max_ops = dw_u8(&hc);
+	default_stmt = dw_u8(&hc);
+	line_base = (int8_t)dw_u8(&hc);
+	line_range = dw_u8(&hc);
+	opbase = dw_u8(&hc);
+	if (hc.err || !line_range || !opbase || !max_ops)
+		goto bad;
+	(void)default_stmt;
+	memset(std_len, 0, sizeof(std_len));
+	for (unsigned i = 1; i < opbase; i++)
+		std_len[i] = dw_u8(&hc);
+
+	if (version >= 5) {
+		if (v5_entries(x, &hc, version, asz, is64, &dnames, &ddirs, &ndirs))
+			goto bad;
+		if (v5_entries(x, &hc, version, asz, is64, &fnames, &fdirs, &nfnames))
+			goto bad;
+		if (!comp_dir && ndirs)
+			comp_dir = dnames[0];
+		file_ids = calloc(nfnames ? nfnames : 1, sizeof(*file_ids));
+		if (!file_ids) {
+			rc = -PTREC_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < nfnames; i++) {
+			const char *dir = fdirs[i] < ndirs ? dnames[fdirs[i]] : NULL;
+			long id = add_file(x, comp_dir, dir, fnames[i]);
+			if (id < 0) {
+				rc = (int)id;
+				goto out;
+			}
+			file_ids[i] = id;
+		}
+		nfile_ids = filecap = nfnames;
+	} else {
+		/* include_directories then file_names, each list ended by an empty string. */
+		size_t dcap = 0;
+		for (;;) {
+			const char *s = dw_str(&hc);
+			if (!s)
+				goto bad;
+			if (!*s)
+				break;
+			if (ndirs == dcap) {
+				size_t nc = dcap ? dcap * 2 : 16;
+				const char **p = realloc(dnames, nc * sizeof(*p));
+				if (!p) {
+					rc = -PTREC_ENOMEM;
+					goto out;
+				}
+				dnames = p;
+				dcap = nc;
+			}
+			dnames[ndirs++] = s;
+		}
+		/* file_ids[0] is unused: DWARF 2-4 files count from 1. */
+		filecap = 16;
+		file_ids = calloc(filecap, sizeof(*file_ids));
+		if (!file_ids) {
+			rc = -PTREC_ENOMEM;
+			goto out;
+		}
+		file_ids[0] = -1;
+		nfile_ids = 1;
+		for (;;) {
+			const char *s = dw_str(&hc), *dir;
+			uint64_t di;
+			long id;
+			if (!s)
+				goto bad;
+			if (!*s)
+				break;
+			di = dw_uleb(&hc);
+			dw_uleb(&hc);
+			dw_uleb(&hc);
+			if (hc.err)
+				goto bad;
+			dir = di == 0 ? NULL : di <= ndirs ? dnames[di - 1] : NULL;
+			id = add_file(x, comp_dir, dir, s);
+			if (id < 0) {
+				rc = (int)id;
+				goto out;
+			}
+			if (nfile_ids == filecap) {
+				long *p = realloc(file_ids, filecap * 2 * sizeof(*p));
+				if (!p) {
+					rc = -PTREC_ENOMEM;
+					goto out;
+				}
+				file_ids = p;
+				filecap *= 2;
+			}
+			file_ids[nfile_ids++] = id;
+		}
+	}
+
+	/* The line-number program. */
+	{
+		struct dw_cur p = {prog, unit_end, 0};
+		uint64_t addr = 0, file = 1;
+		int64_t line = 1;
+		size_t seq_first = x->rows.n;
+		int seq_ok = 1;
+
+		while (p.p < p.end && !p.err) {
+			unsigned op = dw_u8(&p);
+			int emit = 0, end = 0;
+
+			if (op >= opbase) {
+				unsigned adj = op - opbase;
+				addr += (uint64_t)(adj / line_range) * min_len;
+				line += line_base + (int)(adj % line_range);
+				emit = 1;
+			} else if (op == 0) {
+				uint64_t len = dw_uleb(&p);
+				const uint8_t *ext_end;
+				unsigned sub;
+				if (p.err || len == 0 || len > (uint64_t)(p.end - p.p))
+					break;
+				ext_end = p.p + len;
+				sub = dw_u8(&p);
+				switch (sub) {
+				case DW_LNE_end_sequence:
+					emit = end = 1;
+					break;
+				case DW_LNE_set_address:
+					addr = dw_fixed(&p, (size_t)(len - 1 > 8 ? 8 : len - 1));
+					break;
+				case DW_LNE_define_file: {
+					const char *s = dw_str(&p);
+					long id;
+					dw_uleb(&p);
+					dw_uleb(&p);
+					dw_uleb(&p);
+					if (!s || version >= 5)
+						break;
+					id = add_file(x, comp_dir, NULL, s);
+					if (id < 0) {
+						rc = (int)id;
+						goto out;
+					}
+					if (nfile_ids == filecap) {
+						long *q = realloc(file_ids, filecap * 2 * sizeof(*q));
+						if (!q) {
+							rc = -PTREC_ENOMEM;
+							goto out;
+						}
+						file_ids = q;
+						filecap *= 2;
+					}
+					file_ids[nfile_ids++] = id;
+					break;
+				}
+				default:
+					break;
+				}
+				p.p = ext_end;
+			} else {
+				switch (op) {
+				case DW_LNS_copy: emit = 1; break;
+				case DW_LNS_advance_pc: addr += dw_uleb(&p) * min_len; break;
+				case DW_LNS_advance_line: line += dw_sleb(&p); break;
+				case DW_LNS_set_file: file = dw_uleb(&p); break;
+				case DW_LNS_const_add_pc:
+					addr += (uint64_t)((255 - opbase) / line_range) * min_len;
+					break;
+				case DW_LNS_fixed_advance_pc: addr += dw_u16(&p); break;
+				default:
+					for (unsigned i = 0; i < std_len[op]; i++)
+						dw_uleb(&p);
+					break;
+				}
+			}
+			if (!emit)
+				continue;
+			{
+				struct ptrec_line_row row;
+				row.addr = addr;
+				row.file = file < nfile_ids && file_ids[file] >= 0 ? (uint32_t)file_ids[file]
+				                                                     : UINT32_MAX;
+				row.line = line > 0 && line < UINT32_MAX ? (uint32_t)line : 0;
+				row.end = (uint32_t)end;
+				row.reserved = 0;
+				if (x->rows.n > seq_first && addr < x->rows.v[x->rows.n - 1].addr)
+					seq_ok = 0;
+				if ((rc = push_row(&x->rows, &row)))
+					goto out;
+			}
+			if (end) {
+				uint64_t start = x->rows.v[seq_first].addr;
+				/* Sequences of discarded code (start 0 or a tombstone) are dropped. */
+				if (seq_ok && start != 0 && start < UINT64_MAX - 1 &&
+				    x->rows.n - seq_first >= 2) {
+					if (x->nseqs == x->seqcap) {
+						size_t nc = x->seqcap ? x->seqcap * 2 : 64;
+						struct seq *s = realloc(x->seqs, nc * sizeof(*s));
+						if (!s) {
+							rc = -PTREC_ENOMEM;
+							goto out;
+						}
+						x->seqs = s;
+						x->seqcap = nc;
+					}
+					x->seqs[x->nseqs++] = (struct seq){seq_first, x->rows.n - seq_first,
+					                                   start};
+				} else {
+					x->rows.n = seq_first;
+				}
+				seq_first = x->rows.n;
+				seq_ok = 1;
+				addr = 0;
+				file = 1;
+				line = 1;
+			}
+		}
+		if (p.err)
+			ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: program runs past its end",
+			           x->elf->path, (unsigned long long)uoff);
+		x->rows.n = seq_first; /* drop an unterminated sequence */
+	}
+	goto out;
+bad:
+	ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: malformed header; skipped",
+	           x->elf->path, (unsigned long long)uoff);
+out:
+	free(dnames);
+	free(ddirs);
+	free(fnames);
+	free(fdirs);
+	free(file_ids);
+	return rc;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct seq *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int dir_cmp(const void *a, const void *b)
+{
+	const struct dwarf_cu_dir *x = a, *y = b;
+	return x->stmt_list < y->stmt_list ? -1 : x->stmt_list > y->stmt_list;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct ptrec_dwarf_func *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* Larger ranges first, so that nested ones follow their parent. */
+	return x->hi > y->hi ? -1 : x->hi < y->hi;
+}
+
+/* Points *p at a debug section's bytes; warns about compressed ones. */
+static int debug_section(const struct ptrec_elf *elf, const char *name, const uint8_t **p,
+                         size_t *len, struct ptrec_warnings *w)
+{
+	const struct ptrec_elf_section *s = ptrec_elf_find_section(elf, name);
+	char zname[64];
+	int rc;
+
+	*p = NULL;
+	*len = 0;
+	if (!s && name[0] == '.' && snprintf(zname, sizeof(zname), ".z%s", name + 1) > 0 &&
+	    ptrec_elf_find_section(elf, zname)) {
+		ptrec_warn(w, "%s: %s is compressed (.zdebug); compressed debug sections are not "
+		           "supported, no file:line from it", elf->path, zname);
+		return -1;
+	}
+	if (!s)
+		return -1;
+	rc = ptrec_elf_section_bytes(elf, s, p, len);
+	if (rc == -PTREC_ENOSUPP) {
+		ptrec_warn(w, "%s: %s is compressed (SHF_COMPRESSED); compressed debug sections are "
+		           "not supported, no file:line from it", elf->path, name);
+		return -1;
+	}
+	if (rc) {
+		if (s->type != 8 /* SHT_NOBITS: stripped into a separate file */)
+			ptrec_warn(w, "%s: %s lies outside the file", elf->path, name);
+		return -1;
+	}
+	return 0;
+}
+
+int ptrec_dwarf_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct ptrec_warnings *w)
+{
+	struct line_ctx x;
+	struct dwarf_cu_dir *dirs = NULL;
+	size_t ndirs = 0, total = 0;
+	const uint8_t *sec;
+	size_t seclen;
+	int rc = 0;
+
+	memset(d, 0, sizeof(*d));
+	memset(&x, 0, sizeof(x));
+	x.d = d;
+	x.elf = elf;
+	x.w = w;
+	if ((rc = ptrec_dwarf_info_load(d, elf, w, &dirs, &ndirs)))
+		goto out;
+	if (d->nfuncs)
+		qsort(d->funcs, d->nfuncs, sizeof(*d->funcs), func_cmp);
+	if (ndirs)
+		qsort(dirs, ndirs, sizeof(*dirs), dir_cmp);
+	if (debug_section(elf, ".debug_line", &sec, &seclen, w))
+		goto out;
+	d->has_lines = 1;
+	debug_section(elf, ".debug_line_str", &x.line_str, &x.line_str_len, w);
+	debug_section(elf, ".debug_str", &x.str, &x.str_len, w);
+	for (uint64_t off = 0; off < seclen;) {
+		uint64_t next = seclen;
+		if ((rc = read_unit(&x, sec, seclen, off, comp_dir_of(dirs, ndirs, off), &next)))
+			goto out;
+		if (next <= off)
+			break;
+		off = next;
+	}
+	/* Order the sequences by address and lay their rows out in that order. */
+	if (x.nseqs)
+		qsort(x.seqs, x.nseqs, sizeof(*x.seqs), seq_cmp);
+	for (size_t i = 0; i < x.nseqs; i++)
+		total += x.seqs[i].count;
+	d->rows = malloc((total ? total : 1) * sizeof(*d->rows));
+	if (!d->rows) {
+		rc = -PTREC_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < x.nseqs; i++) {
+		memcpy(d->rows + d->nrows, x.rows.v + x.seqs[i].first,
+		       x.seqs[i].count * sizeof(*d->rows));
+		d->nrows += x.seqs[i].count;
+	}
+out:
+	free(x.rows.v);
+	free(x.seqs);
+	free(dirs);
+	if (rc)
+		ptrec_dwarf_free(d);
+	return rc;
+}
+
+void ptrec_dwarf_free(struct ptrec_dwarf *d)
+{
+	for (size_t i = 0; i < d->nfiles; i++)
+		free(d->files[i]);
+	free(d->files);
+	free(d->rows);
+	free(d->funcs);
+	memset(d, 0, sizeof(*d));
+}
+
+int ptrec_dwarf_lookup_line(const struct ptrec_dwarf *d, uint64_t addr, const char **file,
+                            unsigned *line)
+{
+	size_t lo = 0, hi = d->nrows;
+	const struct ptrec_line_row *r;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -PTREC_ENOMAP;
+	r = &d->rows[lo - 1];
+	if (r->end)
+		return -PTREC_ENOMAP;
+	*file = r->file < d->nfiles ? d->files[r->file] : "??";
+	*line = r->line;
+	return 0;
+}
+
+const struct ptrec_dwarf_func *ptrec_dwarf_lookup_func(const struct ptrec_dwarf *d,
+                                                       uint64_t addr)
+{
+	size_t lo = 0, hi = d->nfuncs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->funcs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The nearest start at or below addr, then parents before it (bounded look-back). */
+	for (size_t k = lo, steps = 0; k > 0 && steps < 64; k--, steps++) {
+		const struct ptrec_dwarf_func *f = &d->funcs[k - 1];
+		if (addr < f->hi)
+			return f;
+	}
+	return NULL;
+}

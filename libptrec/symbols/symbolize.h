@@ -1,0 +1,93 @@
+/* symbolize.h — address -> module+offset -> symbol+offset -> file:line for the addresses of a
+ * dump.  Modules come from the dump's MAPS (path, load bias) and BUILDID records; their ELF
+ * files are read from disk (or, for the vDSO, from the dump's MEMORY bytes) once, on first
+ * use.  A file whose build-id differs from the dump's is warned about and not used.  C++ names
+ * are demangled with __cxa_demangle when the process has it (looked up at run time).
+ * Not async-signal-safe. */
+#ifndef PTREC_SYMBOLIZE_H
+#define PTREC_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump/dump_read.h"
+#include "symbols/dwarf_line.h"
+#include "symbols/elf_symbols.h"
+#include "core/warnings.h"
+
+/* A loaded object (executable, shared library, vDSO) as mapped in the dumped process. */
+struct ptrec_module {
+	char *path;               /* mapping path ("[vdso]" for the vDSO) */
+	const char *name;         /* basename of path */
+	uint64_t start;           /* lowest mapped address */
+	uint64_t end;             /* one past the highest mapped address */
+	uint64_t map_start;       /* a mapping used to compute the bias: its start ... */
+	uint64_t map_offset;      /* ... and file offset */
+	uint64_t bias;            /* runtime address = link-time address + bias */
+	const uint8_t *dump_id;   /* build-id from the dump's BUILDID record, or NULL */
+	size_t dump_id_len;
+	const struct ptrec_dump_memory_rec *image; /* ELF bytes in the dump (vDSO), or NULL */
+	int state;                /* 0 not loaded yet, 1 loaded, -1 unusable */
+	int has_elf, has_dbg;     /* elf / dbg are open */
+	struct ptrec_elf elf;     /* the file itself */
+	struct ptrec_elf dbg;     /* its separate debug file */
+	struct ptrec_dwarf dwarf; /* debug info (from dbg when it has some, else elf) */
+};
+
+/* An address range of one module. */
+struct ptrec_module_range {
+	uint64_t start, end;      /* [start, end) */
+	size_t module;            /* index in ptrec_symbolizer.mods */
+};
+
+/* The symbolizer of one dump. */
+struct ptrec_symbolizer {
+	const struct ptrec_dump *dump;        /* the dump (MEMORY for code bytes) */
+	struct ptrec_module *mods;            /* modules */
+	size_t nmods;
+	struct ptrec_module_range *ranges;    /* sorted, non-overlapping */
+	size_t nranges;
+	const char *const *debug_dirs;        /* extra debug directories (NULL-terminated) */
+	struct ptrec_warnings *w;             /* where warnings go */
+	char *(*demangle)(const char *, char *, size_t *, int *); /* __cxa_demangle or NULL */
+	struct demangle_entry *cache;         /* mangled name -> demangled (open addressing) */
+	size_t cache_cap, cache_used;
+	struct symbol_cache_entry *recent;    /* last results, direct-mapped by address */
+};
+
+/* What is known about one address.  Strings stay valid until ptrec_symbolizer_free. */
+struct ptrec_symbol {
+	uint64_t addr;            /* the address asked for */
+	const struct ptrec_module *module; /* containing module, or NULL */
+	uint64_t module_offset;   /* link-time address inside the module (addr - bias) */
+	const char *name;         /* function (demangled when possible), or NULL */
+	uint64_t offset;          /* addr - start of the function */
+	const char *file;         /* source file, or NULL */
+	unsigned line;            /* source line (valid when file != NULL) */
+};
+
+/* Prepares a symbolizer for dump (which must outlive it).  debug_dirs may be NULL.  Returns 0
+ * or -PTREC_ENOMEM. */
+int ptrec_symbolizer_init(struct ptrec_symbolizer *s, const struct ptrec_dump *dump,
+                          const char *const *debug_dirs, struct ptrec_warnings *w);
+
+/* Frees s and everything it loaded. */
+void ptrec_symbolizer_free(struct ptrec_symbolizer *s);
+
+/* Describes addr.  return_address: addr is a return address (the call is the instruction
+ * before it), so the file:line and function of addr - 1 are reported.  Never fails: fields
+ * not found stay NULL.  O(log n) once the module is loaded. */
+void ptrec_symbolize(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
+                     struct ptrec_symbol *out);
+
+/* Copies up to len code bytes at addr from the dump's MEMORY records, else from the module's
+ * file.  Returns the bytes copied (0 if unknown). */
+size_t ptrec_symbolizer_read(struct ptrec_symbolizer *s, uint64_t addr, void *buf, size_t len);
+
+/* Returns the module containing addr (loading it), or NULL. */
+struct ptrec_module *ptrec_symbolizer_module(struct ptrec_symbolizer *s, uint64_t addr);
+
+/* Formats "name+0xoff (file:line)" / "module+0xoff" / "0xaddr" into buf; returns buf. */
+char *ptrec_symbol_format(const struct ptrec_symbol *sym, char *buf, size_t len);
+
+#endif

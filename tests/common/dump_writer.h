@@ -1,0 +1,186 @@
+/* dump_writer.h — the TEST-side dump writer: builds ptrec dumps byte by byte in memory,
+ * independently of the library's crash-time writer, so that reader and report tests control
+ * every field (and can corrupt any of them).  Header-only; test code. */
+#ifndef PTREC_TEST_DUMP_WRITER_H
+#define PTREC_TEST_DUMP_WRITER_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump/dump_format.h"
+#include "core/branch.h"
+
+/* A growing byte buffer. */
+struct tbuf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static inline void tb_put(struct tbuf *b, const void *src, size_t len)
+{
+	if (b->n + len > b->cap) {
+		size_t nc = b->cap ? b->cap : 4096;
+		while (nc < b->n + len)
+			nc *= 2;
+		b->p = realloc(b->p, nc);
+		if (!b->p)
+			abort();
+		b->cap = nc;
+	}
+	if (len)
+		memcpy(b->p + b->n, src, len);
+	b->n += len;
+}
+
+static inline void tb_u32(struct tbuf *b, uint32_t v)
+{
+	uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+	tb_put(b, x, 4);
+}
+
+static inline void tb_u64(struct tbuf *b, uint64_t v)
+{
+	tb_u32(b, (uint32_t)v);
+	tb_u32(b, (uint32_t)(v >> 32));
+}
+
+static inline void tb_str(struct tbuf *b, const char *s, size_t field)
+{
+	char tmp[1024] = {0};
+	strncpy(tmp, s, field - 1);
+	tb_put(b, tmp, field);
+}
+
+/* File header (magic, version 1, header size 24, flags 0). */
+static inline void tw_header(struct tbuf *b)
+{
+	tb_put(b, "PTRECDMP", 8);
+	tb_u32(b, 1);
+	tb_u32(b, 24);
+	tb_u64(b, 0);
+}
+
+/* A record of type with len payload bytes, padded with zeros to 8. */
+static inline void tw_record(struct tbuf *b, uint32_t type, const void *payload, size_t len)
+{
+	static const uint8_t zero[8];
+	tb_u32(b, type);
+	tb_u32(b, 0);
+	tb_u64(b, len);
+	tb_put(b, payload, len);
+	tb_put(b, zero, (8 - len % 8) % 8);
+}
+
+/* The PROCESS payload, field by field in the documented order. */
+static inline void tw_process(struct tbuf *b, uint32_t pid, uint32_t tid, uint32_t event,
+                              int32_t signo, int32_t code, uint64_t fault, uint32_t backend,
+                              uint32_t nthreads, const char *comm, const char *exe,
+                              const char *reason)
+{
+	struct tbuf p = {0};
+	tb_u32(&p, pid);
+	tb_u32(&p, tid);
+	tb_u32(&p, event);
+	tb_u32(&p, (uint32_t)signo);
+	tb_u32(&p, (uint32_t)code);
+	tb_u32(&p, 0);             /* si_errno */
+	tb_u64(&p, fault);
+	tb_u64(&p, 1700000000);    /* time_sec */
+	tb_u64(&p, 123456789);     /* time_nsec */
+	tb_u32(&p, backend);
+	tb_u32(&p, 6);             /* cpu family */
+	tb_u32(&p, 85);            /* model */
+	tb_u32(&p, 4);             /* stepping */
+	tb_u32(&p, nthreads);
+	tb_u32(&p, 0);             /* reserved */
+	tb_str(&p, comm, 16);
+	tb_str(&p, exe, 256);
+	tb_str(&p, reason, 512);
+	tw_record(b, PTREC_REC_PROCESS, p.p, p.n);
+	free(p.p);
+}
+
+/* REGS: rip, rsp, rbp set, everything else zero. */
+static inline void tw_regs(struct tbuf *b, uint32_t tid, uint64_t rip, uint64_t rsp, uint64_t rbp)
+{
+	struct tbuf p = {0};
+	tb_u32(&p, tid);
+	tb_u32(&p, PTREC_REG_COUNT);
+	for (int i = 0; i < PTREC_REG_COUNT; i++)
+		tb_u64(&p, i == PTREC_REG_RIP ? rip : i == PTREC_REG_RSP ? rsp
+		           : i == PTREC_REG_RBP ? rbp : 0);
+	tw_record(b, PTREC_REC_REGS, p.p, p.n);
+	free(p.p);
+}
+
+/* THREAD with ring bytes. */
+static inline void tw_thread(struct tbuf *b, uint32_t tid, uint32_t backend, uint32_t flags,
+                             const char *name, uint64_t ring_size, uint64_t head,
+                             const void *data, size_t len)
+{
+	struct tbuf p = {0};
+	tb_u32(&p, tid);
+	tb_u32(&p, backend);
+	tb_u32(&p, flags);
+	tb_u32(&p, 0);
+	tb_str(&p, name, 16);
+	tb_u64(&p, ring_size);
+	tb_u64(&p, head);
+	tb_u64(&p, len);           /* data_size */
+	tb_u64(&p, 0);             /* pt_config */
+	tb_u64(&p, 0);
+	tb_u64(&p, 0);
+	tb_u32(&p, 0);             /* mtc_period */
+	tb_u32(&p, 0);
+	tb_u32(&p, 0);
+	tb_u32(&p, 0);             /* nom_freq */
+	tb_u64(&p, 0);             /* time_zero */
+	tb_u32(&p, 0);             /* time_shift */
+	tb_u32(&p, 0);             /* time_mult */
+	tb_u64(&p, 0);             /* stack_pointer */
+	tb_put(&p, data, len);
+	tw_record(b, PTREC_REC_THREAD, p.p, p.n);
+	free(p.p);
+}
+
+static inline void tw_memory(struct tbuf *b, uint64_t vaddr, uint32_t kind, uint32_t tid,
+                             const void *bytes, size_t len)
+{
+	struct tbuf p = {0};
+	tb_u64(&p, vaddr);
+	tb_u32(&p, kind);
+	tb_u32(&p, tid);
+	tb_u64(&p, len);
+	tb_put(&p, bytes, len);
+	tw_record(b, PTREC_REC_MEMORY, p.p, p.n);
+	free(p.p);
+}
+
+static inline void tw_buildid(struct tbuf *b, uint64_t start, const uint8_t *id, size_t idlen,
+                              const char *path)
+{
+	struct tbuf p = {0};
+	tb_u64(&p, start);
+	tb_u32(&p, (uint32_t)idlen);
+	tb_u32(&p, (uint32_t)strlen(path));
+	tb_put(&p, id, idlen);
+	tb_put(&p, path, strlen(path));
+	tw_record(b, PTREC_REC_BUILDID, p.p, p.n);
+	free(p.p);
+}
+
+static inline void tw_end(struct tbuf *b)
+{
+	tw_record(b, PTREC_REC_END, NULL, 0);
+}
+
+/* Appends one instrumented (soft) record. */
+static inline void tw_soft(struct tbuf *ring, uint64_t from, uint64_t to, unsigned kind)
+{
+	tb_u64(ring, from);
+	tb_u64(ring, to);
+	tb_u64(ring, PTREC_BTS_SOFT | kind);
+}
+
+#endif

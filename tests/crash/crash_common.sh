@@ -1,0 +1,121 @@
+# crash_common.sh — shared steps of the crash tests (sourced by tests/crash/test_crash_*.sh).
+#
+# crash_run CASE SIGNAL STACK [EVENT [STATUS]]
+#   Runs `crasher CASE` in a fresh directory with libptrec recording (instrumented backend),
+#   then checks, like a person would after a crash:
+#   - the process died of SIGNAL (exit status 128 + number), or exited with STATUS when given
+#     (a previous handler that exits);
+#   - exactly one stderr line from ptrec names SIGNAL (or the assertion), the pid and the dump;
+#   - the dump lies where core_pattern puts the core (or the PTREC_DIR fallback when the pattern
+#     pipes or the directory is not writable), is mode 0600 and well formed (dump_check);
+#   - the crashing thread's ring replays to a call stack ending in STACK (symbols from nm), or,
+#     for STACK = "last:F", its newest record lies in function F;
+#   - the dump holds the stack near SP and the vDSO, and the crasher's build-id (as readelf
+#     reads it from the file, when readelf is there);
+#   - the report (DUMP.txt, mode 0600) names the crashing function and its caller, when
+#     `ptrec report` is implemented; otherwise the stderr line says how to decode later.
+set -u
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+: "${top_builddir:?}" "${PTREC_TOOL:?}"
+[ -n "${NM:-}" ] || { echo "SKIP: nm not found (test oracle)"; exit 77; }
+crasher="$top_builddir/tests/crash/${CRASHER:-crasher}"
+checker="$top_builddir/tests/crash/dump_check"
+
+work=$(mktemp -d "$top_builddir/tests/crash.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/fallback"
+export PTREC_DIR="$work/fallback"
+export PTREC_REPORT_TIMEOUT_MS=20000
+# The sanitizer build links the ASan runtime: keep its own handlers out of the way.
+export ASAN_OPTIONS="handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:detect_leaks=0:allow_user_segv_handler=1"
+# The instrumented backend on every machine (a PT machine would otherwise record PT packets).
+export PTREC_BACKEND=instrumented
+unset PTREC_FLAGS PTREC_RING_SIZE
+
+# Expected dump path as a shell glob, from core_pattern (independent of core_path.c).
+expected_glob() {
+	local pid=$1 signo=$2 pattern uses base
+	pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo core)
+	uses=$(cat /proc/sys/kernel/core_uses_pid 2>/dev/null || echo 0)
+	case "$pattern" in
+	"|"*) echo "$PTREC_DIR/ptrec.crasher.$pid.*.ptrec"; return ;;
+	esac
+	base=$(printf '%s' "$pattern" | sed -e 's/%%/\x01/g' -e "s/%[pP]/$pid/g" -e 's/%e/crasher/g' \
+		-e 's/%[iItcE]/*/g' -e "s/%h/$(uname -n)/g" -e "s/%u/$(id -u)/g" -e "s/%g/$(id -g)/g" \
+		-e "s/%s/$signo/g" -e 's/%.//g' -e 's/\x01/%/g')
+	case "$pattern" in *%p*) ;; *) [ "$uses" = 1 ] && base="$base.$pid" ;; esac
+	case "$base" in /*) ;; *) base="$work/$base" ;; esac
+	if [ -w "$(dirname "$base")" ]; then echo "$base.ptrec"
+	else echo "$PTREC_DIR/ptrec.crasher.$pid.*.ptrec"; fi
+}
+
+crash_run() {
+	local case=$1 sig=$2 stack=$3 event=${4:-1} want signo pid status dump line fn caller
+	case $sig in SEGV) signo=11 ;; BUS) signo=7 ;; ILL) signo=4 ;; FPE) signo=8 ;;
+	ABRT) signo=6 ;; TRAP) signo=5 ;; SYS) signo=31 ;; *) fail "unknown signal $sig" ;; esac
+	want=${5:-$((128 + signo))}
+	(cd "$work" && exec "$crasher" "$case") >"$work/stdout" 2>"$work/stderr" &
+	pid=$!
+	wait $pid
+	status=$?
+	echo "--- stderr of crasher $case (pid $pid, status $status)"; cat "$work/stderr"
+	if [ "$status" -eq 77 ]; then echo "SKIP: this machine cannot produce the $case crash"; exit 77; fi
+	[ "$status" -eq "$want" ] || fail "exit status $status, expected $want"
+
+	[ "$(grep -c '^ptrec: ' "$work/stderr")" -eq 1 ] || fail "expected exactly one ptrec line on stderr"
+	line=$(grep '^ptrec: ' "$work/stderr")
+	if [ "$event" = 2 ]; then
+		case "$line" in "ptrec: assertion failed: "*" in pid $pid thread "*) ;;
+		*) fail "stderr line does not name the assertion and pid $pid: $line" ;; esac
+	else
+		case "$line" in "ptrec: SIG$sig in pid $pid thread "*) ;;
+		*) fail "stderr line does not name SIG$sig and pid $pid: $line" ;; esac
+	fi
+
+	# shellcheck disable=SC2086
+	set -- $(expected_glob "$pid" "$signo")
+	[ $# -eq 1 ] && [ -f "$1" ] || fail "no dump at the expected place $(expected_glob "$pid" "$signo")"
+	dump=$1
+	case "$line" in *"dump $dump"*) ;; *) fail "stderr line does not name the dump $dump" ;; esac
+	[ "$(stat -c %a "$dump")" = 600 ] || fail "dump mode is $(stat -c %a "$dump"), not 600"
+
+	$NM "$crasher" >"$work/nm.txt" || fail "nm failed"
+	"$checker" "$dump" "$work/nm.txt" >"$work/check.txt" || fail "malformed dump: $(cat "$work/check.txt")"
+	echo "--- dump_check"; cat "$work/check.txt"
+	grep -q "^event $event signo $signo " "$work/check.txt" || fail "dump does not record event $event signal $signo"
+	grep -q "^event .* complete 1 " "$work/check.txt" || fail "dump has no END record"
+	case $stack in
+	last:*)
+		grep -q "^last: ${stack#last:}\$" "$work/check.txt" || fail "the newest record is not in ${stack#last:}" ;;
+	*)
+		grep -q "^stack:.*$stack\$" "$work/check.txt" || fail "crashing thread's ring does not end in: $stack" ;;
+	esac
+	grep -q "^status backend instrumented\$" "$work/check.txt" || fail "STATUS does not name the backend"
+	grep -q "^ring_size 65536\$" "$work/check.txt" || fail "STATUS does not give the ring size"
+	grep -q "^memory kind 3 " "$work/check.txt" || fail "no stack bytes in the dump"
+	grep -q "^memory kind 2 " "$work/check.txt" || fail "no vDSO in the dump"
+	if command -v readelf >/dev/null 2>&1; then
+		id=$(readelf -n "$crasher" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+		[ -z "$id" ] || grep -q "^buildid $id $crasher\$" "$work/check.txt" ||
+			fail "no build-id $id for $crasher in the dump"
+	fi
+
+	fn=${stack##* > }; fn=${fn#last:}
+	caller=${stack% > *}; caller=${caller##* > }; caller=${caller#last:}
+	if "$PTREC_TOOL" report "$dump" 2>&1 | grep -q 'not implemented'; then
+		case "$line" in *"decode later: ptrec report $dump)") ;;
+		*) fail "no report, and the stderr line does not say how to decode later" ;; esac
+		echo "note: ptrec report is not implemented yet; checked the decode-later line"
+	else
+		[ -f "$dump.txt" ] || fail "no report $dump.txt"
+		[ "$(stat -c %a "$dump.txt")" = 600 ] || fail "report mode is not 600"
+		case "$line" in *", report $dump.txt") ;; *) fail "stderr line does not name the report" ;; esac
+		grep -q "$fn" "$dump.txt" || fail "report does not name the crashing function $fn"
+		grep -q "$caller" "$dump.txt" || fail "report does not name the caller $caller"
+		grep -q '^== Recorder$' "$dump.txt" || fail "report has no Recorder section"
+		grep -q '^  backend [a-z_]*$' "$dump.txt" || fail "report does not say which backend recorded"
+	fi
+	echo "PASS: $case"
+}

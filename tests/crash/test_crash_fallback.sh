@@ -1,0 +1,22 @@
+#!/bin/sh
+# Files are never overwritten: when "<core path>.ptrec" already exists, the dump goes to
+# PTREC_DIR as ptrec.crasher.PID.TIME.ptrec, and the existing file is left as it was.
+. "$top_srcdir/tests/crash/crash_common.sh"
+core=$(expected_glob 0 11)
+case "$core" in
+*'*'*|"$PTREC_DIR"/*) echo "SKIP: core_pattern ($(cat /proc/sys/kernel/core_pattern)) does not name one fixed file"; exit 77 ;;
+esac
+echo "do not touch" >"$core"
+(cd "$work" && exec "$crasher" segv_null) >"$work/stdout" 2>"$work/stderr" &
+pid=$!
+wait $pid
+status=$?
+cat "$work/stderr"
+[ "$status" -eq 139 ] || fail "exit status $status, expected 139"
+[ "$(cat "$core")" = "do not touch" ] || fail "the existing $core was changed"
+set -- "$PTREC_DIR"/ptrec.crasher.$pid.*.ptrec
+[ $# -eq 1 ] && [ -f "$1" ] || fail "no dump in PTREC_DIR"
+[ "$(stat -c %a "$1")" = 600 ] || fail "dump mode is not 600"
+grep -q "^ptrec: SIGSEGV in pid $pid thread .*: dump $1" "$work/stderr" || fail "stderr line does not name $1"
+"$checker" "$1" >/dev/null || fail "malformed dump"
+echo "PASS: fallback"

@@ -1,4 +1,0 @@
-#!/bin/sh
-# A crash test (see tests/crash_common.sh): crasher abort.
-. "$top_srcdir/tests/crash_common.sh"
-crash_run abort ABRT 'handle_request > crash_abort'

@@ -1,4 +1,0 @@
-#!/bin/sh
-# A crash test (see tests/crash_common.sh): crasher bus.
-. "$top_srcdir/tests/crash_common.sh"
-crash_run bus BUS 'handle_request > crash_bus'

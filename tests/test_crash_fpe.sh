@@ -1,4 +1,0 @@
-#!/bin/sh
-# A crash test (see tests/crash_common.sh): crasher fpe.
-. "$top_srcdir/tests/crash_common.sh"
-crash_run fpe FPE 'handle_request > crash_fpe'

@@ -1,4 +1,0 @@
-#!/bin/sh
-# A crash test (see tests/crash_common.sh): crasher segv_null.
-. "$top_srcdir/tests/crash_common.sh"
-crash_run segv_null SEGV 'handle_request > crash_segv_null'

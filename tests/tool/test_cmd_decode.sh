@@ -1,0 +1,125 @@
+#!/bin/sh
+# test_cmd_decode.sh — `ptrec decode` end to end: a raw code file and traces built with printf;
+# the --insn listing, the branch listing, --last, and the exit codes of libptrec/tool.h
+# (0 clean, 1 gaps, 2 usage, 3 unreadable input).  Expected lines are written from the SDM
+# semantics and doc/ptrec-decode.md.
+set -u
+
+tool=${PTREC_TOOL:-${top_builddir:-.}/libptrec/tool/ptrec}
+if [ ! -x "$tool" ]; then
+	echo "ptrec tool not built: $tool"
+	exit 99
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cmd_decode.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT HUP INT TERM
+fails=0
+checks=0
+
+bytes() {
+	for b in "$@"; do
+		# shellcheck disable=SC2059
+		printf "\\$(printf '%03o' "0x$b")"
+	done
+}
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+# run NAME EXPECTED_EXIT ARGS...
+run() {
+	name=$1 want=$2
+	shift 2
+	checks=$((checks + 1))
+	"$tool" decode "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	got=$?
+	[ "$got" -eq "$want" ] || fail "$name: exit $got, expected $want ($(cat "$tmp/$name.err"))"
+}
+# same NAME : compares $tmp/NAME.out with $tmp/NAME.want
+same() {
+	checks=$((checks + 1))
+	cmp -s "$tmp/$1.out" "$tmp/$1.want" || {
+		fail "$1: output differs"
+		diff "$tmp/$1.want" "$tmp/$1.out" | head -20
+	}
+}
+
+PSB="02 82 02 82 02 82 02 82 02 82 02 82 02 82 02 82"
+# 0x1000: xor eax,eax; inc eax; cmp eax,3; jne 0x1002; jmp rax
+bytes 31 c0 ff c0 83 f8 03 75 f9 ff e0 >"$tmp/code.bin"
+# PSB+ (MODE.Exec 64-bit, FUP 0x1000), TNT taken taken not-taken, TIP.PGD without IP.
+bytes $PSB 99 01 dd 00 10 00 00 00 00 00 00 02 23 1c 01 >"$tmp/loop.pt"
+
+run insn 0 --raw "$tmp/code.bin:0x1000" --insn "$tmp/loop.pt"
+cat >"$tmp/insn.want" <<'END'
+0000000000001000
+0000000000001002
+0000000000001004
+0000000000001007
+0000000000001002
+0000000000001004
+0000000000001007
+0000000000001002
+0000000000001004
+0000000000001007
+0000000000001009
+[disabled]
+END
+same insn
+
+run branches 0 --raw "$tmp/code.bin:0x1000" "$tmp/loop.pt"
+cat >"$tmp/branches.want" <<'END'
+jcc       0000000000001007 -> 0000000000001002 taken
+jcc       0000000000001007 -> 0000000000001002 taken
+jcc       0000000000001007 -> 0000000000001009 not-taken
+disable   0000000000001009 -> 0000000000000000
+END
+same branches
+
+run last 0 --raw "$tmp/code.bin:0x1000" --last 2 "$tmp/loop.pt"
+tail -n 2 "$tmp/branches.want" >"$tmp/last.want"
+same last
+
+# FROM-TO notation: the same code inside a larger file at offset 4.
+{ bytes 90 90 90 90; cat "$tmp/code.bin"; bytes 90 90; } >"$tmp/code2.bin"
+run fromto 0 --raw "$tmp/code2.bin:4-15:0x1000" --insn "$tmp/loop.pt"
+cp "$tmp/insn.want" "$tmp/fromto.want"
+same fromto
+
+# Errata selection parses.
+run cpu 0 --cpu 6/0x4e/3 --raw "$tmp/code.bin:0x1000" "$tmp/loop.pt"
+
+# A TIP to an address outside the image: a gap, exit 1.
+bytes $PSB 99 01 dd 09 10 00 00 00 00 00 00 02 23 cd 00 00 ad de 00 00 00 00 >"$tmp/gap.pt"
+run gap 1 --raw "$tmp/code.bin:0x1000" --insn "$tmp/gap.pt"
+checks=$((checks + 1))
+grep -q '^\[gap: no code image at IP' "$tmp/gap.out" || fail "gap: no [gap: ...] line"
+checks=$((checks + 1))
+[ "$(head -n 1 "$tmp/gap.out")" = 0000000000001009 ] || fail "gap: first line"
+
+# No PSB at all: a gap, exit 1.
+bytes 1c 01 >"$tmp/nosync.pt"
+run nosync 1 --raw "$tmp/code.bin:0x1000" --insn "$tmp/nosync.pt"
+checks=$((checks + 1))
+grep -q '^\[gap: ' "$tmp/nosync.out" || fail "nosync: no gap line"
+
+# Unreadable files: exit 3 with the file name.
+run missing 3 --raw "$tmp/code.bin:0x1000" "$tmp/missing.pt"
+checks=$((checks + 1))
+grep -q "missing.pt" "$tmp/missing.err" || fail "missing: file not named"
+run missraw 3 --raw "$tmp/nope.bin:0x1000" "$tmp/loop.pt"
+checks=$((checks + 1))
+grep -q "nope.bin" "$tmp/missraw.err" || fail "missraw: file not named"
+bytes 7f 45 4c 46 02 01 01 00 >"$tmp/bad.elf"
+run badelf 3 --elf "$tmp/bad.elf" "$tmp/loop.pt"
+checks=$((checks + 1))
+grep -q "bad.elf: offset 0x0" "$tmp/badelf.err" || fail "badelf: file/offset not named"
+
+# Usage errors: exit 2.
+run noarg 2
+run badcpu 2 --cpu six "$tmp/loop.pt"
+run badlast 2 --last 0 "$tmp/loop.pt"
+run badraw 2 --raw "$tmp/code.bin" "$tmp/loop.pt"
+run both 2 --insn --last 3 "$tmp/loop.pt"
+
+echo "$checks checks, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,81 @@
+/* test_core_path.c — naming crash files like the kernel names core files: core_pattern
+ * expansion (%p %P %i %I %e %E %t %h %u %g %s %c %%), core_uses_pid, relative patterns, pipes,
+ * and the fallback name used when the core directory cannot be used. */
+#include "config.h"
+
+#include "check.h"
+#include "runtime/recorder.h"
+
+static struct ptrec_core_info base(const char *pattern)
+{
+	struct ptrec_core_info in = {
+		.pattern = pattern, .uses_pid = 0, .cwd = "/home/u/run", .pid = 4242, .tid = 4250,
+		.comm = "server", .exe = "/usr/bin/server", .time = 1700000000, .hostname = "box1",
+		.uid = 1000, .gid = 100, .signo = 11, .core_limit = 0,
+	};
+	return in;
+}
+
+static const char *expand(const struct ptrec_core_info *in)
+{
+	static char out[512];
+	int r = ptrec_core_expand(in, out, sizeof(out));
+	return r == 0 ? out : ptrec_strerror(r);
+}
+
+int main(void)
+{
+	struct ptrec_core_info in;
+
+	/* A plain relative pattern lands in the process's cwd. */
+	in = base("core");
+	CHECK_STR(expand(&in), "/home/u/run/core");
+	/* core_uses_pid appends .PID when the pattern has no %p ... */
+	in.uses_pid = 1;
+	CHECK_STR(expand(&in), "/home/u/run/core.4242");
+	/* ... and not when it has one. */
+	in = base("/var/crash/core.%e.%p.%t");
+	in.uses_pid = 1;
+	CHECK_STR(expand(&in), "/var/crash/core.server.4242.1700000000");
+	/* Every specifier. */
+	in = base("/c/%p-%P-%i-%I-%u-%g-%s-%t-%h-%e-%E-%%");
+	CHECK_STR(expand(&in), "/c/4242-4242-4250-4250-1000-100-11-1700000000-box1-server-"
+	                       "!usr!bin!server-%");
+	/* %c is the RLIMIT_CORE soft limit, RLIM_INFINITY printed as the kernel prints it. */
+	in = base("/c/core.%c");
+	in.core_limit = ~0ull;
+	CHECK_STR(expand(&in), "/c/core.18446744073709551615");
+	/* '/' in %e and %h becomes '!'. */
+	in = base("/c/%e@%h");
+	in.comm = "a/b";
+	in.hostname = "h/x";
+	CHECK_STR(expand(&in), "/c/a!b@h!x");
+	/* Unknown specifiers and a lone trailing '%' vanish; the trailing newline of the proc
+	 * file is not part of the name. */
+	in = base("/c/core%z.%Q%\n");
+	CHECK_STR(expand(&in), "/c/core.");
+	/* Relative with a subdirectory, and a cwd of "/". */
+	in = base("crashes/%e.core");
+	CHECK_STR(expand(&in), "/home/u/run/crashes/server.core");
+	in.cwd = "/";
+	CHECK_STR(expand(&in), "/crashes/server.core");
+	/* Pipes go to a program (systemd-coredump, apport): there is no file to sit next to. */
+	in = base("|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h");
+	CHECK(ptrec_core_expand(&in, (char[64]){0}, 64) == -PTREC_ENOSUPP);
+	in = base("");
+	CHECK(ptrec_core_expand(&in, (char[64]){0}, 64) == -PTREC_EINVAL);
+	/* Too long for the buffer. */
+	in = base("/a/very/long/pattern/%E/%E/%E");
+	CHECK(ptrec_core_expand(&in, (char[32]){0}, 32) == -PTREC_EOVERFLOW);
+
+	/* The fallback name: DIR/ptrec.COMM.PID.TIME, COMM made file-name safe. */
+	char out[256];
+	CHECK(ptrec_fallback_base("/tmp", "my server/x", 4242, 1700000000, out, sizeof(out)) == 0);
+	CHECK_STR(out, "/tmp/ptrec.my_server_x.4242.1700000000");
+	CHECK(ptrec_fallback_base("/var/crash/", "srv", 7, 5, out, sizeof(out)) == 0);
+	CHECK_STR(out, "/var/crash/ptrec.srv.7.5");
+	CHECK(ptrec_fallback_base("/tmp", "", 7, 5, out, sizeof(out)) == 0);
+	CHECK_STR(out, "/tmp/ptrec.unknown.7.5");
+	CHECK(ptrec_fallback_base("/tmp", "srv", 7, 5, out, 12) == -PTREC_EOVERFLOW);
+	return check_done();
+}

@@ -1,0 +1,998 @@
+/* test_pt_flow.c — the PT instruction flow decoder on hand-assembled traces over hand-assembled
+ * code (raw image sections).  Each case lists the code bytes with their disassembly, the packets,
+ * and the instruction sequence the SDM semantics give, written by hand.
+ *
+ * Listing notation (see listing()): executed instruction addresses in hex; events in brackets:
+ * [enabled] [disabled] [overflow] [gap] [interrupt FROM>TO] [abort FROM>TO] [ptw PAYLOAD].
+ * Branch notation (see branches()): KIND FROM>TO, "+" taken / "-" not taken, "c" compressed. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "ptrec.h"
+#include "decode/branch_ring.h"
+#include "decode/pt_flow.h"
+#include "decode/pt_image.h"
+#include "decode/pt_packet.h"
+#include "decode/pt_time.h"
+
+/* ---- a tiny PT packet assembler --------------------------------------------------------- */
+
+struct tb {
+	uint8_t b[8192]; /* trace bytes */
+	size_t n;        /* used */
+};
+
+static void put(struct tb *t, unsigned v)
+{
+	if (t->n < sizeof(t->b))
+		t->b[t->n++] = (uint8_t)v;
+}
+
+static void put_le(struct tb *t, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		put(t, (unsigned)(v >> (8 * i)) & 0xff);
+}
+
+static void psb(struct tb *t)
+{
+	for (int i = 0; i < 8; i++) {
+		put(t, 0x02);
+		put(t, 0x82);
+	}
+}
+
+static void psbend(struct tb *t) { put(t, 0x02); put(t, 0x23); }
+static void ovf(struct tb *t) { put(t, 0x02); put(t, 0xf3); }
+static void pad(struct tb *t) { put(t, 0x00); }
+
+/* An IP packet with header opcode op (TIP 0x0d, PGE 0x11, PGD 0x01, FUP 0x1d), full 8-byte IP
+ * (IPBytes 6), or suppressed when ip == 0. */
+static void ippkt(struct tb *t, unsigned op, uint64_t ip)
+{
+	if (!ip) {
+		put(t, op);
+		return;
+	}
+	put(t, op | (6u << 5));
+	put_le(t, ip, 8);
+}
+
+/* The same with a 2-byte update of the last IP (IPBytes 1). */
+static void ippkt16(struct tb *t, unsigned op, uint64_t ip)
+{
+	put(t, op | (1u << 5));
+	put_le(t, ip & 0xffff, 2);
+}
+
+static void tip(struct tb *t, uint64_t ip) { ippkt(t, 0x0d, ip); }
+static void pge(struct tb *t, uint64_t ip) { ippkt(t, 0x11, ip); }
+static void pgd(struct tb *t, uint64_t ip) { ippkt(t, 0x01, ip); }
+static void fup(struct tb *t, uint64_t ip) { ippkt(t, 0x1d, ip); }
+
+/* Short TNT from a string of 1..6 of 't'/'n', oldest first. */
+static void tnt(struct tb *t, const char *bits)
+{
+	unsigned n = (unsigned)strlen(bits), v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = (v << 1) | (bits[i] == 't');
+	put(t, (1u << (n + 1)) | (v << 1));
+}
+
+/* Long TNT from a string of 1..47 bits, oldest first. */
+static void tnt_long(struct tb *t, const char *bits)
+{
+	unsigned n = (unsigned)strlen(bits);
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = (v << 1) | (bits[i] == 't');
+	put(t, 0x02);
+	put(t, 0xa3);
+	put_le(t, (1ull << n) | v, 6);
+}
+
+/* MODE.Exec: csl/csd bits. */
+static void mode_exec(struct tb *t, int csl, int csd)
+{
+	put(t, 0x99);
+	put(t, (unsigned)(csl | (csd << 1)));
+}
+
+static void mode_tsx(struct tb *t, int intx, int abrt)
+{
+	put(t, 0x99);
+	put(t, 0x20u | (unsigned)intx | ((unsigned)abrt << 1));
+}
+
+/* PTW with a 4-byte payload and the IP bit. */
+static void ptw4(struct tb *t, uint32_t v, int ipbit)
+{
+	put(t, 0x02);
+	put(t, 0x12u | (ipbit ? 0x80u : 0));
+	put_le(t, v, 4);
+}
+
+static void tsc(struct tb *t, uint64_t v) { put(t, 0x19); put_le(t, v, 7); }
+
+/* ---- image and listings ----------------------------------------------------------------- */
+
+/* The code used by most cases (64-bit unless noted):
+ *
+ * 0x1000: 31 c0           xor eax,eax
+ * 0x1002: ff c0           inc eax
+ * 0x1004: 83 f8 03        cmp eax,3
+ * 0x1007: 75 f9           jne 0x1002
+ * 0x1009: ff e0           jmp rax
+ *
+ * 0x2000: e8 0b 00 00 00  call 0x2010
+ * 0x2005: e8 06 00 00 00  call 0x2010
+ * 0x200a: ff e0           jmp rax
+ * 0x2010: 90              nop
+ * 0x2011: c3              ret
+ *
+ * 0x3000: ff d0           call rax
+ * 0x3002: 74 02           je 0x3006
+ * 0x3004: 90              nop
+ * 0x3005: 90              nop
+ * 0x3006: ff e0           jmp rax
+ * 0x3100: 85 c0           test eax,eax
+ * 0x3102: 75 01           jne 0x3105
+ * 0x3104: 90              nop
+ * 0x3105: c3              ret
+ *
+ * 0x4000: 90              nop
+ * 0x4001: 90              nop
+ * 0x4002: 48 8b 07        mov rax,[rdi]
+ * 0x4005: 90              nop
+ * 0x4006: ff e0           jmp rax
+ * 0x4100: 90              nop
+ * 0x4101: ff e0           jmp rax
+ *
+ * 0x5000: 48 ff e0        64-bit: jmp rax        32-bit: dec eax; jmp eax
+ * 0x5100: ff e0           jmp rax
+ * 0x6000: b8 01 00 ff e0  16-bit: mov ax,1; jmp ax
+ *
+ * 0x7000: 90 90 90        nop x3
+ * 0x7003: ff e0           jmp rax
+ * 0x7100: ff e0           jmp rax
+ *
+ * 0x8000: 75 fe           jne 0x8000
+ * 0x8002: ff e0           jmp rax
+ *
+ * 0x9000: f3 0f ae e0     ptwrite eax
+ * 0x9004: ff e0           jmp rax
+ *
+ * 0xa000: eb 02           jmp 0xa004
+ * 0xa002: 90 90
+ * 0xa004: e8 f7 ff ff ff  call 0xa000  (recursion through a direct jump: never ends without
+ *                                       packets) */
+struct code {
+	uint64_t at;
+	const char *hex;
+};
+
+static const struct code code[] = {
+	{0x1000, "31c0 ffc0 83f803 75f9 ffe0"},
+	{0x2000, "e80b000000 e806000000 ffe0"},
+	{0x2010, "90 c3"},
+	{0x3000, "ffd0 7402 90 90 ffe0"},
+	{0x3100, "85c0 7501 90 c3"},
+	{0x4000, "90 90 488b07 90 ffe0"},
+	{0x4100, "90 ffe0"},
+	{0x5000, "48ffe0"},
+	{0x5100, "ffe0"},
+	{0x6000, "b80100 ffe0"},
+	{0x7000, "909090 ffe0"},
+	{0x7100, "ffe0"},
+	{0x8000, "75fe ffe0"},
+	{0x9000, "f30faee0 ffe0"},
+	{0xa000, "eb02 9090 e8f7ffffff"},
+};
+
+static struct ptrec_pt_img *make_image(void)
+{
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++) {
+		uint8_t bytes[64];
+		size_t n = 0;
+		for (const char *p = code[i].hex; *p;) {
+			if (*p == ' ') {
+				p++;
+				continue;
+			}
+			unsigned v;
+			sscanf(p, "%2x", &v);
+			bytes[n++] = (uint8_t)v;
+			p += 2;
+		}
+		if (ptrec_pt_img_add_bytes(img, code[i].at, bytes, n, 1))
+			return NULL;
+	}
+	return img;
+}
+
+static struct ptrec_pt_img *image;
+
+static void append(char *out, size_t cap, const char *s)
+{
+	size_t l = strlen(out);
+	if (l + strlen(s) + 2 < cap) {
+		if (l)
+			strcat(out, " ");
+		strcat(out, s);
+	}
+}
+
+/* Decodes t with the instruction iterator into the listing notation. */
+static const char *listing(const struct tb *t, unsigned errata)
+{
+	static char out[16384];
+	char s[64];
+	out[0] = 0;
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, errata, {0, 0, 0, 0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_insn insn;
+	struct ptrec_branch ev;
+	struct ptrec_pt_flow_run run;
+	int e, guard = 0;
+	while ((e = ptrec_pt_flow_next_insn(f, &insn, &ev, &run)) > 0 && guard++ < 10000) {
+		if (e == PT_FLOW_INSN) {
+			snprintf(s, sizeof(s), "%" PRIx64, insn.ip);
+		} else if (run.aux == PT_FLOW_AUX_PTW) {
+			snprintf(s, sizeof(s), "[ptw %" PRIx64 "]", run.aux_payload);
+		} else {
+			switch (ev.kind) {
+			case PTREC_BR_ENABLE: snprintf(s, sizeof(s), "[enabled]"); break;
+			case PTREC_BR_DISABLE: snprintf(s, sizeof(s), "[disabled]"); break;
+			case PTREC_BR_OVERFLOW: snprintf(s, sizeof(s), "[overflow]"); break;
+			case PTREC_BR_GAP: snprintf(s, sizeof(s), "[gap]"); break;
+			case PTREC_BR_INTERRUPT:
+				snprintf(s, sizeof(s), "[interrupt %" PRIx64 ">%" PRIx64 "]", ev.from, ev.to);
+				break;
+			case PTREC_BR_TSX_ABORT:
+				snprintf(s, sizeof(s), "[abort %" PRIx64 ">%" PRIx64 "]", ev.from, ev.to);
+				break;
+			default: continue;
+			}
+		}
+		append(out, sizeof(out), s);
+	}
+	if (e < 0)
+		append(out, sizeof(out), "ERROR");
+	ptrec_pt_flow_free(f);
+	return out;
+}
+
+/* Decodes t run by run into the branch notation. */
+static const char *branches(const struct tb *t)
+{
+	static char out[16384];
+	char s[96];
+	out[0] = 0;
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_run run;
+	int guard = 0;
+	while (ptrec_pt_flow_next_run(f, &run) > 0 && guard++ < 10000) {
+		const struct ptrec_branch *ev = &run.ev;
+		if (ev->kind == PTREC_BR_NONE)
+			continue;
+		snprintf(s, sizeof(s), "%s %" PRIx64 ">%" PRIx64 "%s%s", ptrec_branch_kind_name(ev->kind),
+		         ev->from, ev->to,
+		         ev->kind == PTREC_BR_JCC ? (ev->flags & PTREC_BRF_TAKEN ? "+" : "-") : "",
+		         ev->flags & PTREC_BRF_COMPRESSED_RET ? "c" : "");
+		append(out, sizeof(out), s);
+	}
+	ptrec_pt_flow_free(f);
+	return out;
+}
+
+/* Starts a trace: PSB+, with FUP ip when ip != 0. */
+static void start(struct tb *t, uint64_t ip)
+{
+	t->n = 0;
+	psb(t);
+	mode_exec(t, 1, 0);
+	if (ip)
+		fup(t, ip);
+	psbend(t);
+}
+
+/* ---- cases ------------------------------------------------------------------------------ */
+
+static void test_tnt_loop(void)
+{
+	struct tb t;
+	/* The loop runs three times: jne taken, taken, not taken; then jmp rax leaves tracing. */
+	start(&t, 0x1000);
+	tnt(&t, "ttn");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 [disabled]");
+	CHECK_STR(branches(&t), "jcc 1007>1002+ jcc 1007>1002+ jcc 1007>1009- disable 1009>0");
+
+	/* TNT bits carry across packets, including a long TNT and PADs between. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	pad(&t);
+	tnt_long(&t, "tn");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 [disabled]");
+
+	/* The trace ends while the loop still needs a bit: stop before the jne. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004");
+}
+
+static void test_long_tnt(void)
+{
+	struct tb t;
+	char bits[48];
+	/* 0x8000: jne self.  40 taken + 1 not taken in one long TNT after a short one. */
+	start(&t, 0x8000);
+	tnt(&t, "ttttt");
+	memset(bits, 't', 35);
+	bits[35] = 'n';
+	bits[36] = 0;
+	tnt_long(&t, bits);
+	pgd(&t, 0);
+	char want[1024] = "";
+	for (int i = 0; i < 41; i++)
+		append(want, sizeof(want), "8000");
+	append(want, sizeof(want), "8002 [disabled]");
+	CHECK_STR(listing(&t, 0), want);
+}
+
+static void test_call_ret(void)
+{
+	struct tb t;
+	/* Compressed returns: each ret consumes a taken bit and pops the call's return address. */
+	start(&t, 0x2000);
+	tnt(&t, "tt");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "2000 2010 2011 2005 2010 2011 200a [disabled]");
+	CHECK_STR(branches(&t), "call 2000>2010 ret 2011>2005c call 2005>2010 ret 2011>200ac "
+	                        "disable 200a>0");
+
+	/* Uncompressed returns take TIPs (here with 2-byte IP compression after the first). */
+	start(&t, 0x2000);
+	tip(&t, 0x2005);
+	ippkt16(&t, 0x0d, 0x200a);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "2000 2010 2011 2005 2010 2011 200a [disabled]");
+	CHECK_STR(branches(&t), "call 2000>2010 ret 2011>2005 call 2005>2010 ret 2011>200a "
+	                        "disable 200a>0");
+
+	/* A compressed return with a not-taken bit is inconsistent: gap, nothing more (no PSB). */
+	start(&t, 0x2000);
+	tnt(&t, "n");
+	CHECK_STR(listing(&t, 0), "2000 2010 [gap]");
+
+	/* A compressed return with an empty return stack (synced inside the callee). */
+	start(&t, 0x2010);
+	tnt(&t, "t");
+	CHECK_STR(listing(&t, 0), "2010 [gap]");
+}
+
+static void test_deferred_tip(void)
+{
+	struct tb t;
+	/* call rax's TIP comes after the TNT bits of the branches that follow it: jne at 0x3102
+	 * not taken, the compressed ret, je at 0x3002 taken. */
+	start(&t, 0x3000);
+	tnt(&t, "ntt");
+	tip(&t, 0x3100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "3000 3100 3102 3104 3105 3002 3006 [disabled]");
+	CHECK_STR(branches(&t), "ind-call 3000>3100 jcc 3102>3104- ret 3105>3002c jcc 3002>3006+ "
+	                        "disable 3006>0");
+	/* The same without deferral. */
+	start(&t, 0x3000);
+	tip(&t, 0x3100);
+	tnt(&t, "ntt");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "3000 3100 3102 3104 3105 3002 3006 [disabled]");
+}
+
+static void test_async(void)
+{
+	struct tb t;
+	/* A fault at 0x4002 with kernel tracing off: FUP(0x4002) + TIP.PGD.  The history ends at the
+	 * faulting instruction, which is not executed; DISABLE.from is the faulting IP.  The signal
+	 * handler then runs (TIP.PGE 0x4100). */
+	start(&t, 0x4000);
+	fup(&t, 0x4002);
+	pgd(&t, 0);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "4000 4001 [disabled] [enabled] 4100 4101 [disabled]");
+	CHECK_STR(branches(&t), "disable 4002>0 enable 0>4100 disable 4101>0");
+
+	/* An interrupt before 0x4001: FUP(0x4001) + TIP(0x4100). */
+	start(&t, 0x4000);
+	fup(&t, 0x4001);
+	tip(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "4000 [interrupt 4001>4100] 4100 4101 [disabled]");
+
+	/* An event at the very first instruction. */
+	start(&t, 0x4000);
+	fup(&t, 0x4000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "[disabled]");
+
+	/* The FUP binds only after the queued TNT bits: the loop runs to its end first. */
+	start(&t, 0x1000);
+	tnt(&t, "ttn");
+	fup(&t, 0x1009);
+	tip(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 "
+	                          "[interrupt 1009>4100] 4100 4101 [disabled]");
+
+	/* Trace starting disabled (PSB+ without FUP), enabled by TIP.PGE. */
+	start(&t, 0);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "[enabled] 4100 4101 [disabled]");
+}
+
+static void test_modes(void)
+{
+	struct tb t;
+	/* 32-bit code: 48 is dec eax. */
+	t.n = 0;
+	psb(&t);
+	mode_exec(&t, 0, 1);
+	fup(&t, 0x5000);
+	psbend(&t);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "5000 5001 [disabled]");
+
+	/* 64-bit: the same bytes are one jmp rax. */
+	start(&t, 0x5000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "5000 [disabled]");
+
+	/* MODE.Exec before a TIP applies to its target only. */
+	start(&t, 0x5100);
+	mode_exec(&t, 0, 1);
+	tip(&t, 0x5000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "5100 5000 5001 [disabled]");
+
+	/* 16-bit code: mov ax,imm16 is 3 bytes. */
+	start(&t, 0x5100);
+	mode_exec(&t, 0, 0);
+	tip(&t, 0x6000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "5100 6000 6003 [disabled]");
+}
+
+static void test_tsx(void)
+{
+	struct tb t;
+	/* xbegin reported at 0x7001 (MODE.TSX InTX + FUP), abort at 0x7002 to 0x7100. */
+	start(&t, 0x7000);
+	mode_tsx(&t, 1, 0);
+	fup(&t, 0x7001);
+	mode_tsx(&t, 0, 1);
+	fup(&t, 0x7002);
+	tip(&t, 0x7100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "7000 7001 [abort 7002>7100] 7100 [disabled]");
+	CHECK_STR(branches(&t), "tsx-abort 7002>7100 disable 7100>0");
+
+	/* A commit (MODE.TSX InTX=0 + FUP) changes no flow. */
+	start(&t, 0x7000);
+	mode_tsx(&t, 1, 0);
+	fup(&t, 0x7001);
+	mode_tsx(&t, 0, 0);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "7000 7001 7002 7003 [disabled]");
+}
+
+static void test_overflow(void)
+{
+	struct tb t;
+	/* OVF after one taken bit; resume at FUP 0x2010.  The return stack is gone, so the ret
+	 * takes a TIP. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	ovf(&t);
+	fup(&t, 0x2010);
+	tip(&t, 0x200a);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow] 2010 2011 200a [disabled]");
+	CHECK_STR(branches(&t), "jcc 1007>1002+ overflow 1002>2010 ret 2011>200a disable 200a>0");
+
+	/* OVF while tracing was off: TIP.PGE follows. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	ovf(&t);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow] [enabled] 4100 4101 [disabled]");
+}
+
+static void test_psb_refresh(void)
+{
+	struct tb t;
+	/* A PSB+ in the middle of the loop re-states the IP (0x1002 after the taken jne) and adds
+	 * timing; decoding goes on unchanged. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	tsc(&t, 0x1234);
+	fup(&t, 0x1002);
+	psbend(&t);
+	tnt(&t, "tn");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 [disabled]");
+}
+
+static void test_gaps(void)
+{
+	struct tb t;
+	/* The jne needs a TNT bit but a TIP comes: gap, resync at the next PSB. */
+	t.n = 0;
+	psb(&t);
+	fup(&t, 0x1000);
+	psbend(&t);
+	tip(&t, 0x2000);
+	psb(&t);
+	fup(&t, 0x2000);
+	psbend(&t);
+	tnt(&t, "tt");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 [gap] 2000 2010 2011 2005 2010 2011 200a [disabled]");
+
+	/* A TIP outside the image. */
+	start(&t, 0x1009);
+	tip(&t, 0xdead0000);
+	CHECK_STR(listing(&t, 0), "1009 [gap]");
+
+	/* A reserved packet byte, then a clean segment. */
+	start(&t, 0x1000);
+	put(&t, 0x02);
+	put(&t, 0xff);
+	psb(&t);
+	fup(&t, 0x2000);
+	psbend(&t);
+	tnt(&t, "tt");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 [gap] 2000 2010 2011 2005 2010 2011 200a [disabled]");
+
+	/* No PSB at all: one gap. */
+	t.n = 0;
+	tnt(&t, "tt");
+	tip(&t, 0x2000);
+	CHECK_STR(listing(&t, 0), "[gap]");
+
+	/* Garbage before the first PSB (a ring cut mid-packet) is skipped. */
+	t.n = 0;
+	put(&t, 0x82);
+	put(&t, 0x02);
+	put(&t, 0x45);
+	pad(&t);
+	psb(&t);
+	fup(&t, 0x2000);
+	psbend(&t);
+	tnt(&t, "tt");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "2000 2010 2011 2005 2010 2011 200a [disabled]");
+
+	/* Code that loops by direct branches only, with no packet left: bounded, ends. */
+	start(&t, 0xa000);
+	CHECK(strlen(listing(&t, 0)) > 0);
+}
+
+static void test_ptw(void)
+{
+	struct tb t;
+	/* PTW with IP bit: its FUP names the ptwrite and is not an event. */
+	start(&t, 0x9000);
+	ptw4(&t, 0x1234, 1);
+	fup(&t, 0x9000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "[ptw 1234] 9000 9004 [disabled]");
+}
+
+static void test_timing(void)
+{
+	struct ptrec_pt_time tm;
+	struct ptrec_pt_time_config cfg = {1, 2, 0, 20}; /* TSC = 2 x CTC, nominal ratio 20 */
+	struct ptrec_pt_packet p;
+	uint64_t now;
+	ptrec_pt_time_init(&tm, &cfg);
+	CHECK_EQ_U64(ptrec_pt_time_now(&tm, &now), 0);
+	memset(&p, 0, sizeof(p));
+	p.type = PT_PKT_TSC;
+	p.payload = 10000;
+	ptrec_pt_time_update(&tm, &p);
+	CHECK_EQ_U64(ptrec_pt_time_now(&tm, &now), PTREC_BRF_HAS_TIME);
+	CHECK_EQ_U64(now, 10000);
+	p.type = PT_PKT_TMA;
+	p.payload = 0x100;
+	p.payload2 = 0;
+	ptrec_pt_time_update(&tm, &p);
+	p.type = PT_PKT_MTC;
+	p.payload = 0x05; /* CTC 0x100 -> 0x105: 5 crystal ticks = 10 TSC ticks */
+	ptrec_pt_time_update(&tm, &p);
+	ptrec_pt_time_now(&tm, &now);
+	CHECK_EQ_U64(now, 10010);
+	p.type = PT_PKT_MTC;
+	p.payload = 0x01; /* wraps: CTC 0x105 -> 0x201 = +252 ticks */
+	ptrec_pt_time_update(&tm, &p);
+	ptrec_pt_time_now(&tm, &now);
+	CHECK_EQ_U64(now, 10000 + 2 * (0x201 - 0x100));
+	p.type = PT_PKT_CBR;
+	p.payload = 10; /* core at ratio 10, TSC at 20: one cycle = 2 TSC ticks */
+	ptrec_pt_time_update(&tm, &p);
+	p.type = PT_PKT_CYC;
+	p.payload = 7;
+	ptrec_pt_time_update(&tm, &p);
+	CHECK_EQ_U64(ptrec_pt_time_now(&tm, &now), PTREC_BRF_HAS_TIME | PTREC_BRF_CYCLE);
+	CHECK_EQ_U64(now, 10000 + 2 * (0x201 - 0x100) + 14);
+
+	/* Timestamps on branch events: the TSC before the TNT packet. */
+	struct tb t;
+	start(&t, 0x1000);
+	tsc(&t, 0x4242);
+	tnt(&t, "n");
+	pgd(&t, 0);
+	struct ptrec_pt_flow_config fc = {t.b, t.n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&fc);
+	struct ptrec_pt_flow_run run;
+	CHECK(ptrec_pt_flow_next_run(f, &run) == 1);
+	CHECK_EQ_U64(run.ev.kind, PTREC_BR_JCC);
+	CHECK_EQ_U64(run.ev.flags & PTREC_BRF_HAS_TIME, PTREC_BRF_HAS_TIME);
+	CHECK_EQ_U64(run.ev.timestamp, 0x4242);
+	ptrec_pt_flow_free(f);
+}
+
+static void test_last_n(void)
+{
+	struct tb t;
+	struct ptrec_branch slots[3];
+	struct branch_ring ring;
+	struct ptrec_pt_flow_stats st;
+	start(&t, 0x2000);
+	tnt(&t, "tt");
+	pgd(&t, 0);
+	CHECK(ptrec_branch_ring_init(&ring, slots, 3) == 0);
+	CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, &st) == 0);
+	/* Five events (call ret call ret disable): the ring keeps the last three. */
+	CHECK_EQ_U64(ring.pushed, 5);
+	CHECK_EQ_U64(ptrec_branch_ring_count(&ring), 3);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 0)->kind, PTREC_BR_CALL);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 0)->from, 0x2005);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 1)->kind, PTREC_BR_RET);
+	CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 2)->kind, PTREC_BR_DISABLE);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->kind, PTREC_BR_DISABLE);
+	CHECK_EQ_U64(st.insns, 7);
+	CHECK(ptrec_branch_ring_get(&ring, 3) == NULL);
+
+	/* A gap counts: the return value is the number of gaps. */
+	start(&t, 0x1009);
+	tip(&t, 0xdead0000);
+	CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL) == 1);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->kind, PTREC_BR_GAP);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->reason, PTREC_ENOMAP);
+
+	/* taken_only leaves out the not-taken jne. */
+	struct ptrec_pt_flow_last_opts o;
+	memset(&o, 0, sizeof(o));
+	o.taken_only = 1;
+	start(&t, 0x1000);
+	tnt(&t, "ttn");
+	pgd(&t, 0);
+	CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, &o, &ring, NULL) == 0);
+	CHECK_EQ_U64(ring.pushed, 3);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 1)->flags & PTREC_BRF_TAKEN, PTREC_BRF_TAKEN);
+}
+
+static void test_cpu(void)
+{
+	struct ptrec_pt_flow_cpu c;
+	CHECK(ptrec_pt_flow_parse_cpu("6/78", &c) == 0);
+	CHECK_EQ_U64(c.family, 6);
+	CHECK_EQ_U64(c.model, 78);
+	CHECK(ptrec_pt_flow_parse_cpu("6/0x4e/3", &c) == 0);
+	CHECK_EQ_U64(c.stepping, 3);
+	CHECK(ptrec_pt_flow_cpu_errata(&c) & PT_ERRATUM_SKL014);
+	CHECK(ptrec_pt_flow_parse_cpu("6", &c) < 0);
+	CHECK(ptrec_pt_flow_parse_cpu("6/x", &c) < 0);
+	CHECK(ptrec_pt_flow_parse_cpu("6/1/2/3", &c) < 0);
+	c.model = 0x5c;
+	CHECK(ptrec_pt_flow_cpu_errata(&c) & PT_ERRATUM_APL11);
+
+	/* SKL014: TIP.PGD without IP after a direct jump disables after that jump only when the
+	 * erratum applies; without it the jump is followed and the PGD binds at the next branch
+	 * needing a packet. */
+	struct tb t;
+	start(&t, 0xa000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, PT_ERRATUM_SKL014), "a000 [disabled]");
+
+	/* APL11: a spurious TIP.PGD right after OVF is ignored, the FUP gives the resume IP.
+	 * Without the erratum the PGD leaves tracing off and nothing more executes. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	ovf(&t);
+	pgd(&t, 0);
+	fup(&t, 0x2010);
+	tip(&t, 0x200a);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, PT_ERRATUM_APL11),
+	          "1000 1002 1004 1007 [overflow] 2010 2011 200a [disabled]");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow]");
+
+	/* SKD010: the FUP after OVF is missing; the next TIP gives the resume IP. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	ovf(&t);
+	tip(&t, 0x2010);
+	tip(&t, 0x200a);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, PT_ERRATUM_SKD010),
+	          "1000 1002 1004 1007 [overflow] 2010 2011 200a [disabled]");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow]");
+}
+
+/* Deterministic mutation fuzzing: random byte changes to the traces above never crash, hang or
+ * report more instructions than the bounds allow. */
+static void test_fuzz_smoke(void)
+{
+	struct tb seeds[4];
+	start(&seeds[0], 0x3000);
+	tnt(&seeds[0], "ntt");
+	tip(&seeds[0], 0x3100);
+	pgd(&seeds[0], 0);
+	start(&seeds[1], 0x1000);
+	tnt(&seeds[1], "t");
+	ovf(&seeds[1]);
+	fup(&seeds[1], 0x2010);
+	tip(&seeds[1], 0x200a);
+	pgd(&seeds[1], 0);
+	start(&seeds[2], 0x7000);
+	mode_tsx(&seeds[2], 1, 0);
+	fup(&seeds[2], 0x7001);
+	mode_tsx(&seeds[2], 0, 1);
+	fup(&seeds[2], 0x7002);
+	tip(&seeds[2], 0x7100);
+	psb(&seeds[2]);
+	fup(&seeds[2], 0x4000);
+	psbend(&seeds[2]);
+	fup(&seeds[2], 0x4002);
+	pgd(&seeds[2], 0);
+	pge(&seeds[2], 0x4100);
+	start(&seeds[3], 0x2000);
+	tnt_long(&seeds[3], "tttttttttttttttttttttttttttttttttt");
+	tsc(&seeds[3], 77);
+	tip(&seeds[3], 0x8000);
+
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	unsigned runs_ok = 0, last_checked = 0, last_same = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		struct tb t = seeds[iter % 4];
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		unsigned nmut = 1 + (unsigned)(x % 4);
+		for (unsigned m = 0; m < nmut; m++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			size_t at = (size_t)(x % t.n);
+			switch ((x >> 32) % 4) {
+			case 0: t.b[at] ^= (uint8_t)(1u << ((x >> 40) % 8)); break;
+			case 1: t.b[at] = (uint8_t)(x >> 48); break;
+			case 2: if (t.n > 1) t.n--; break;
+			default: t.b[at] = 0; break;
+			}
+		}
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		struct ptrec_pt_flow_run run;
+		struct ptrec_branch newest[8]; /* the last 8 events, as a ring indexed by count */
+		unsigned long nrun = 0, nev = 0;
+		int e;
+		while ((e = ptrec_pt_flow_next_run(f, &run)) > 0 && nrun < 5000000) {
+			nrun++;
+			if (run.ev.kind != PTREC_BR_NONE)
+				newest[nev++ % 8] = run.ev;
+		}
+		if (e == 0 && nrun < 5000000)
+			runs_ok++;
+		ptrec_pt_flow_free(f);
+
+		/* The crash report's entry point keeps exactly the newest of those events, times
+		 * included. */
+		if (iter % 16 == 0 && e == 0) {
+			struct ptrec_branch slots[8];
+			struct ptrec_pt_flow_last_opts o;
+			struct branch_ring ring;
+			memset(&o, 0, sizeof(o));
+			o.errata = cfg.errata;
+			ptrec_branch_ring_init(&ring, slots, 8);
+			ptrec_pt_flow_decode_last(t.b, t.n, image, &o, &ring, NULL);
+			size_t keep = nev < 8 ? nev : 8, same = ring.pushed == nev &&
+			                                       ptrec_branch_ring_count(&ring) == keep;
+			for (size_t k = 0; same && k < keep; k++) {
+				const struct ptrec_branch *a = ptrec_branch_ring_newest(&ring, k);
+				const struct ptrec_branch *b = &newest[(nev - 1 - k) % 8];
+				same = a->from == b->from && a->to == b->to && a->kind == b->kind &&
+				       a->flags == b->flags && a->timestamp == b->timestamp;
+			}
+			last_same += same;
+			last_checked++;
+		}
+	}
+	CHECK_EQ_U64(runs_ok, 20000);
+	CHECK(last_checked > 1000);
+	CHECK_EQ_U64(last_same, last_checked);
+}
+
+/* One run as ptrec_pt_flow_next_run delivered it, with its lengths copied (they are only valid until
+ * the next call). */
+struct run_copy {
+	struct ptrec_pt_flow_run r; /* the run (len not used) */
+	uint8_t len[64];      /* its first 64 lengths */
+};
+
+/* Returns 1 if a equals b in every field that has a meaning, and every length. */
+static int same_run(const struct run_copy *a, const struct ptrec_pt_flow_run *b)
+{
+	const struct ptrec_pt_flow_run *r = &a->r;
+	unsigned n = r->ninsn < 64 ? r->ninsn : 64;
+	return r->ip == b->ip && r->ninsn == b->ninsn && r->mode == b->mode &&
+	       r->last_iclass == b->last_iclass && r->aux == b->aux && r->ev.from == b->ev.from &&
+	       r->ev.to == b->ev.to && r->ev.timestamp == b->ev.timestamp &&
+	       r->ev.kind == b->ev.kind && r->ev.flags == b->ev.flags &&
+	       r->ev.reason == b->ev.reason &&
+	       (!r->aux || r->aux_payload == b->aux_payload) &&
+	       r->offset == b->offset && (r->why == NULL) == (b->why == NULL) &&
+	       (!r->why || !strcmp(r->why, b->why)) && (!n || !memcmp(a->len, b->len, n));
+}
+
+/* The batch form gives exactly the runs of the one-run form, for any batch size and when calls
+ * of both forms alternate, on loops (where the cached successors make the fast paths run), with
+ * PTWRITEs, and on random changes of the loops. */
+static void test_batch_same(void)
+{
+	struct tb seed;
+	start(&seed, 0x1000);
+	tsc(&seed, 1000);
+	tnt(&seed, "ttn");
+	tip(&seed, 0x1002);
+	tnt(&seed, "ttn");
+	tip(&seed, 0x1002);
+	tnt(&seed, "tn");
+	tip(&seed, 0x8000);
+	tnt_long(&seed, "ttttttttttttttttttttttttttttttttttttttttn");
+	tip(&seed, 0x1000);
+	tsc(&seed, 900);
+	tnt(&seed, "ttn");
+	tip(&seed, 0x8000);
+	tnt(&seed, "ttttt");
+	tnt(&seed, "tttttt");
+	tnt(&seed, "ttn");
+	tip(&seed, 0x2000);
+	tnt(&seed, "tt");
+	tip(&seed, 0x1000);
+	tnt(&seed, "ttn");
+	/* seed_ptw goes on with PTWRITEs (a queued PTW item takes the slow path) */
+	struct tb seed_ptw = seed;
+	tip(&seed, 0x8000);
+	tnt(&seed, "tttn");
+	pgd(&seed, 0);
+	tip(&seed_ptw, 0x9000);
+	ptw4(&seed_ptw, 0x1234, 0);
+	tip(&seed_ptw, 0x8000);
+	tnt(&seed_ptw, "tttn");
+	tip(&seed_ptw, 0x1000);
+	tnt(&seed_ptw, "ttn");
+	tip(&seed_ptw, 0x9000);
+	ptw4(&seed_ptw, 0x5678, 0);
+	tip(&seed_ptw, 0x1000);
+	tnt(&seed_ptw, "ttn");
+	pgd(&seed_ptw, 0);
+
+	static struct run_copy want[4096];
+	static struct ptrec_pt_flow_run got[8];
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	unsigned same = 0, compared = 0, fast = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct tb t = iter < 16 ? seed_ptw : seed; /* seed_ptw unchanged, every batch size */
+		unsigned nmut = iter < 16 ? 0 : 1 + (unsigned)(x % 3);
+		for (unsigned m = 0; m < nmut; m++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			size_t at = (size_t)(x % t.n);
+			if ((x >> 32) & 1)
+				t.b[at] ^= (uint8_t)(1u << ((x >> 40) % 8));
+			else
+				t.b[at] = (uint8_t)(x >> 48);
+		}
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		size_t nwant = 0;
+		while (nwant < 4096 && ptrec_pt_flow_next_run(f, &want[nwant].r) > 0) {
+			struct run_copy *c = &want[nwant++];
+			if (c->r.ninsn) /* len may be NULL then */
+				memcpy(c->len, c->r.len, c->r.ninsn < 64 ? c->r.ninsn : 64);
+		}
+		ptrec_pt_flow_free(f);
+		if (nwant == 4096)
+			continue; /* a runaway mutation: not compared */
+
+		f = ptrec_pt_flow_new(&cfg);
+		size_t bs = 1 + (size_t)iter % 8, ngot = 0;
+		int e, ok = 1;
+		while (ok && (e = ptrec_pt_flow_next_runs(f, got, bs)) > 0) {
+			for (int k = 0; k < e && ok; k++, ngot++)
+				ok = ngot < nwant && same_run(&want[ngot], &got[k]);
+		}
+		ok = ok && ngot == nwant;
+		compared++;
+		if (!ok)
+			printf("batch of %zu differs from single runs at run %zu (iteration %d)\n", bs,
+			       ngot, iter);
+		fast += ptrec_pt_flow_stats(f)->block_hits > 0;
+		ptrec_pt_flow_free(f);
+
+		/* Both forms on one decoder, alternating, give the same runs too. */
+		f = ptrec_pt_flow_new(&cfg);
+		ngot = 0;
+		for (int k = 0; ok; k++) {
+			e = (k & 1) ? ptrec_pt_flow_next_runs(f, got, bs) : ptrec_pt_flow_next_run(f, got);
+			if (e <= 0)
+				break;
+			for (int j = 0; j < e && ok; j++, ngot++)
+				ok = ngot < nwant && same_run(&want[ngot], &got[j]);
+		}
+		ok = ok && ngot == nwant;
+		if (!ok)
+			printf("alternating calls differ from single runs at run %zu (iteration %d)\n",
+			       ngot, iter);
+		ptrec_pt_flow_free(f);
+		same += ok;
+	}
+	CHECK_EQ_U64(same, compared);
+	CHECK(compared > 2900);
+	CHECK(fast > 1000); /* the cached paths did run */
+}
+
+int main(void)
+{
+	image = make_image();
+	if (!image) {
+		printf("cannot build the image\n");
+		return 99;
+	}
+	test_tnt_loop();
+	test_long_tnt();
+	test_call_ret();
+	test_deferred_tip();
+	test_async();
+	test_modes();
+	test_tsx();
+	test_overflow();
+	test_psb_refresh();
+	test_gaps();
+	test_ptw();
+	test_timing();
+	test_last_n();
+	test_cpu();
+	test_fuzz_smoke();
+	test_batch_same();
+	ptrec_pt_img_free(image);
+	return check_done();
+}
