@@ -24,7 +24,8 @@
 #include <sys/mman.h>
 
 #include "core/branch.h"
-#include "runtime/recorder.h"
+#include "capture/backend_soft.h"
+#include "capture/thread_slots.h"
 
 #define NOINSTR __attribute__((no_instrument_function, no_sanitize("address", "undefined")))
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/recorder.h"
+#include "core/safe_str.h"
 
 void ptrec_sbuf_init(struct ptrec_sbuf *b, char *buf, size_t cap)
 {

@@ -24,7 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/recorder.h"
+#include "core/safe_str.h"
+#include "crash/crash.h"
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
 #define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
@@ -32,6 +33,7 @@ static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SI
 static struct sigaction saved_action[NCRASH]; /* previous actions, by index in crash_signals */
 static int installed;                         /* 1 while our handlers are in place */
 
+struct ptrec_crash_ctx ptrec_crash = {.backend = PTREC_BACKEND_NONE};
 _Atomic int ptrec_crash_owner;
 _Atomic int ptrec_crash_done;
 static _Atomic int crash_nesting;             /* handler entries of the owner thread */
@@ -50,19 +52,19 @@ static int signal_index(int signo)
 
 unsigned ptrec_freeze_all(struct ptrec_thread **list)
 {
-	struct ptrec_thread *me = ptrec_registry_self();
+	struct ptrec_thread *me = ptrec_slot_self();
 	unsigned n = 0;
 
-	if (me && ptrec_registry_pin(me)) {
+	if (me && ptrec_slot_pin(me)) {
 		if (me->ops)
 			me->ops->freeze(&me->ring);
 		list[n++] = me;
 	}
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
-		struct ptrec_thread *t = ptrec_registry_slot(i);
+		struct ptrec_thread *t = ptrec_slot_at(i);
 		if (t == me || atomic_load(&t->state) != PTREC_SLOT_ACTIVE)
 			continue;
-		if (!ptrec_registry_pin(t))
+		if (!ptrec_slot_pin(t))
 			continue;
 		if (t->ops)
 			t->ops->freeze(&t->ring);
@@ -89,13 +91,13 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 		};
 		r = ptrec_dump_write(&req, 0);
 		close(fd);
-		if (!(ptrec_rec.cfg.flags & PTREC_F_NO_REPORT)) {
+		if (!(ptrec_crash.cfg.flags & PTREC_F_NO_REPORT)) {
 			atomic_store(&crash_report_tried, 1);
-			report_ok = ptrec_report_run(crash_dump_path, ptrec_rec.cfg.report_timeout_ms) == 0;
+			report_ok = ptrec_report_run(crash_dump_path, ptrec_crash.cfg.report_timeout_ms) == 0;
 		}
 		if (report_ok) {
 			struct ptrec_sbuf b;
-			ptrec_sbuf_init(&b, ptrec_rec.last_report, sizeof(ptrec_rec.last_report));
+			ptrec_sbuf_init(&b, ptrec_crash.last_report, sizeof(ptrec_crash.last_report));
 			ptrec_sbuf_str(&b, crash_dump_path);
 			ptrec_sbuf_str(&b, ".txt");
 		}
@@ -116,10 +118,17 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 	return r;
 }
 
+void ptrec_crash_reset_after_fork(void)
+{
+	atomic_store(&ptrec_crash_owner, 0);
+	atomic_store(&ptrec_crash_done, 0);
+	atomic_store(&ptrec_crash_in_progress, 0);
+}
+
 PTREC_API int ptrec_crash_dump(int signo, siginfo_t *info, void *ucontext)
 {
 	int expect = 0;
-	if (!atomic_load(&ptrec_rec.initialized))
+	if (!atomic_load(&ptrec_crash.armed))
 		return -PTREC_ESTATE;
 	if (!atomic_compare_exchange_strong(&ptrec_crash_owner, &expect, (int)ptrec_gettid()))
 		return -PTREC_EBUSY;
@@ -130,7 +139,7 @@ PTREC_API int ptrec_crash_dump(int signo, siginfo_t *info, void *ucontext)
  * but not forever: the report has its own timeout, plus a margin. */
 static void wait_for_owner(void)
 {
-	long long budget_ms = (long long)ptrec_rec.cfg.report_timeout_ms + 10000;
+	long long budget_ms = (long long)ptrec_crash.cfg.report_timeout_ms + 10000;
 	struct timespec ts = {0, 5 * 1000000};
 	for (long long waited = 0; waited < budget_ms && !atomic_load(&ptrec_crash_done); waited += 5)
 		nanosleep(&ts, NULL);
@@ -190,7 +199,7 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 				ptrec_stderr(ptrec_crash_signame(signo));
 				ptrec_stderr(" while writing the crash dump; it may be incomplete\n");
 				if (crash_dump_path[0] && !atomic_exchange(&crash_report_tried, 1))
-					ptrec_report_run(crash_dump_path, ptrec_rec.cfg.report_timeout_ms);
+					ptrec_report_run(crash_dump_path, ptrec_crash.cfg.report_timeout_ms);
 				atomic_store(&ptrec_crash_done, 1);
 			}
 		}

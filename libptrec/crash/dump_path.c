@@ -23,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/recorder.h"
+#include "core/safe_str.h"
+#include "crash/crash.h"
 
 /* Appends s with '/' replaced by '!' (the kernel's escaping of %e %E %h). */
 static void put_escaped(struct ptrec_sbuf *b, const char *s)
@@ -203,8 +204,8 @@ int ptrec_dump_open(int signo, pid_t tid, const char *tag, char *dump, size_t du
 
 	const char *dirs[3];
 	int nd = 0;
-	if (ptrec_rec.dump_dir[0])
-		dirs[nd++] = ptrec_rec.dump_dir;
+	if (ptrec_crash.dump_dir[0])
+		dirs[nd++] = ptrec_crash.dump_dir;
 	if (cwd[0])
 		dirs[nd++] = cwd;
 	dirs[nd++] = "/tmp";

@@ -21,7 +21,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "runtime/recorder.h"
+#include "core/safe_str.h"
+#include "crash/crash.h"
 
 #define BOUNCE_SIZE (64u << 10)
 #define PTREC_STACK_GAP (1u << 20) /* SP this far below a mapping still counts as its stack */
@@ -106,10 +107,10 @@ static void write_process(struct dump_ctx *c, const struct ptrec_dump_request *r
 	}
 	p->time_sec = now.tv_sec;
 	p->time_nsec = now.tv_nsec;
-	p->backend = ptrec_rec.backend;
-	p->cpu_family = ptrec_rec.cpu_family;
-	p->cpu_model = ptrec_rec.cpu_model;
-	p->cpu_stepping = ptrec_rec.cpu_stepping;
+	p->backend = ptrec_crash.backend;
+	p->cpu_family = ptrec_crash.cpu_family;
+	p->cpu_model = ptrec_crash.cpu_model;
+	p->cpu_stepping = ptrec_crash.cpu_stepping;
 	p->nthreads = req->nthreads;
 	ptrec_read_small_file("/proc/self/comm", p->comm, sizeof(p->comm));
 	ssize_t n = readlink("/proc/self/exe", p->exe, sizeof(p->exe) - 1);
@@ -152,21 +153,21 @@ static void write_status(struct dump_ctx *c)
 
 	ptrec_sbuf_init(&b, (char *)c->bounce, BOUNCE_SIZE);
 	ptrec_sbuf_str(&b, "backend ");
-	ptrec_sbuf_str(&b, ptrec_backend_name(ptrec_rec.backend));
+	ptrec_sbuf_str(&b, ptrec_backend_name(ptrec_crash.backend));
 	ptrec_sbuf_str(&b, "\nring_size ");
-	ptrec_sbuf_udec(&b, ptrec_rec.cfg.ring_size);
+	ptrec_sbuf_udec(&b, ptrec_crash.cfg.ring_size);
 	ptrec_sbuf_str(&b, "\nmemory_budget ");
-	ptrec_sbuf_udec(&b, ptrec_rec.cfg.memory_budget);
+	ptrec_sbuf_udec(&b, ptrec_crash.cfg.memory_budget);
 	ptrec_sbuf_str(&b, "\nthreads_untraced ");
-	ptrec_sbuf_udec(&b, atomic_load(&ptrec_rec.threads_untraced));
+	ptrec_sbuf_udec(&b, atomic_load(ptrec_crash.threads_untraced));
 	ptrec_sbuf_char(&b, '\n');
 	for (int i = 0; i < PTREC_BACKEND_COUNT_; i++) {
-		if (!ptrec_rec.reason[i][0])
+		if (!ptrec_crash.reason[i][0])
 			continue;
 		ptrec_sbuf_str(&b, "refused ");
 		ptrec_sbuf_str(&b, ptrec_backend_name((enum ptrec_backend)i));
 		ptrec_sbuf_str(&b, ": ");
-		ptrec_sbuf_str(&b, ptrec_rec.reason[i]);
+		ptrec_sbuf_str(&b, ptrec_crash.reason[i]);
 		ptrec_sbuf_char(&b, '\n');
 	}
 	rec_begin(c, PTREC_REC_STATUS, b.len);
@@ -213,9 +214,9 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 		h->pt_config1 = t->ring.config1;
 		h->pt_config2 = t->ring.config2;
 		h->mtc_period = t->ring.mtc_period;
-		h->tsc_ratio_n = ptrec_rec.tsc_ratio_n;
-		h->tsc_ratio_d = ptrec_rec.tsc_ratio_d;
-		h->nom_freq = ptrec_rec.nom_freq;
+		h->tsc_ratio_n = ptrec_crash.tsc_ratio_n;
+		h->tsc_ratio_d = ptrec_crash.tsc_ratio_d;
+		h->nom_freq = ptrec_crash.nom_freq;
 		h->time_zero = t->ring.time_zero;
 		h->time_shift = t->ring.time_shift;
 		h->time_mult = t->ring.time_mult;

@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/recorder.h"
+#include "core/safe_str.h"
+#include "crash/crash.h"
 
 extern char **environ;
 
@@ -33,7 +34,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	ptrec_sbuf_init(&b, txt, sizeof(report_path[0]));
 	ptrec_sbuf_str(&b, dump);
 	ptrec_sbuf_str(&b, ".txt");
-	if (b.overflow || access(ptrec_rec.tool_path, X_OK) != 0)
+	if (b.overflow || access(ptrec_crash.tool_path, X_OK) != 0)
 		return -PTREC_EIO;
 	out = open(txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
@@ -41,7 +42,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 
 	pid = syscall(SYS_fork);
 	if (pid == 0) {
-		char *argv[4] = {ptrec_rec.tool_path, (char *)"report", (char *)dump, NULL};
+		char *argv[4] = {ptrec_crash.tool_path, (char *)"report", (char *)dump, NULL};
 		sigset_t none;
 		int in = open("/dev/null", O_RDONLY);
 		sigemptyset(&none);
@@ -50,7 +51,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 			dup2(in, 0);
 		dup2(out, 1);
 		dup2(out, 2);
-		execve(ptrec_rec.tool_path, argv, environ);
+		execve(ptrec_crash.tool_path, argv, environ);
 		syscall(SYS_exit_group, 127);
 	}
 	close(out);

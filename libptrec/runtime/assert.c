@@ -14,6 +14,7 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "core/safe_str.h"
 #include "runtime/recorder.h"
 
 static char assert_text[512];

@@ -20,7 +20,6 @@
 
 struct ptrec_recorder ptrec_rec = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.backend = PTREC_BACKEND_NONE,
 };
 
 int ptrec_backend_choose(const struct ptrec_backend_ops *const *cands, size_t n,
@@ -73,10 +72,10 @@ static void tool_path_init(void)
 #else
 	s = getenv("PTREC_TOOL");
 #endif
-	if (s && s[0] == '/' && strlen(s) < sizeof(ptrec_rec.tool_path))
-		snprintf(ptrec_rec.tool_path, sizeof(ptrec_rec.tool_path), "%s", s);
+	if (s && s[0] == '/' && strlen(s) < sizeof(ptrec_crash.tool_path))
+		snprintf(ptrec_crash.tool_path, sizeof(ptrec_crash.tool_path), "%s", s);
 	else
-		snprintf(ptrec_rec.tool_path, sizeof(ptrec_rec.tool_path), "%s/ptrec", PTREC_BINDIR);
+		snprintf(ptrec_crash.tool_path, sizeof(ptrec_crash.tool_path), "%s/ptrec", PTREC_BINDIR);
 }
 
 static int config_valid(const struct ptrec_config *cfg)
@@ -84,7 +83,7 @@ static int config_valid(const struct ptrec_config *cfg)
 	return cfg->struct_size == sizeof(*cfg) && (unsigned)cfg->backend < PTREC_BACKEND_COUNT_ &&
 	       ptrec_ring_size_valid(cfg->ring_size) && cfg->memory_budget >= PTREC_RING_MIN &&
 	       (!cfg->dump_dir || strlen(cfg->dump_dir) < PTREC_PATH_MAX - 64) &&
-	       (!cfg->filter || strlen(cfg->filter) < sizeof(ptrec_rec.filter));
+	       (!cfg->filter || strlen(cfg->filter) < sizeof(ptrec_crash.filter));
 }
 
 /* Reads, once at init, what a PT decoder needs to turn MTC and CYC into time and what the dump
@@ -98,21 +97,21 @@ static void clock_params_init(enum ptrec_backend backend)
 	static struct ptrec_pmu pmu; /* large; only touched here, under ptrec_rec.lock */
 	const struct ptrec_pmu_cap *cap;
 
-	ptrec_rec.tsc_ratio_n = ptrec_rec.tsc_ratio_d = ptrec_rec.nom_freq = 0;
+	ptrec_crash.tsc_ratio_n = ptrec_crash.tsc_ratio_d = ptrec_crash.nom_freq = 0;
 	if (backend != PTREC_BACKEND_INTEL_PT)
 		return;
 	ptrec_cpuid_read(&raw);
 	ptrec_cpuid_decode(&raw, &cpu);
 	if (cpu.tsc_leaf_valid && cpu.tsc_ratio_num && cpu.tsc_ratio_den) {
-		ptrec_rec.tsc_ratio_n = cpu.tsc_ratio_num;
-		ptrec_rec.tsc_ratio_d = cpu.tsc_ratio_den;
+		ptrec_crash.tsc_ratio_n = cpu.tsc_ratio_num;
+		ptrec_crash.tsc_ratio_d = cpu.tsc_ratio_den;
 	}
 	if (ptrec_pmu_read("", "intel_pt", &pmu) == 0 &&
 	    (cap = ptrec_pmu_cap(&pmu, "max_nonturbo_ratio")) != NULL) {
 		char *end;
 		unsigned long v = strtoul(cap->text, &end, 10);
 		if (end != cap->text && *end == '\0' && v > 0 && v < 256)
-			ptrec_rec.nom_freq = (uint32_t)v;
+			ptrec_crash.nom_freq = (uint32_t)v;
 	}
 }
 
@@ -134,22 +133,22 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 		pthread_mutex_unlock(&ptrec_rec.lock);
 		return -PTREC_ESTATE;
 	}
-	ptrec_rec.cfg = *cfg;
-	snprintf(ptrec_rec.dump_dir, sizeof(ptrec_rec.dump_dir), "%s",
+	ptrec_crash.cfg = *cfg;
+	snprintf(ptrec_crash.dump_dir, sizeof(ptrec_crash.dump_dir), "%s",
 	         cfg->dump_dir ? cfg->dump_dir : "");
-	snprintf(ptrec_rec.filter, sizeof(ptrec_rec.filter), "%s", cfg->filter ? cfg->filter : "");
-	ptrec_rec.cfg.dump_dir = ptrec_rec.dump_dir[0] ? ptrec_rec.dump_dir : NULL;
-	ptrec_rec.cfg.filter = ptrec_rec.filter[0] ? ptrec_rec.filter : NULL;
+	snprintf(ptrec_crash.filter, sizeof(ptrec_crash.filter), "%s", cfg->filter ? cfg->filter : "");
+	ptrec_crash.cfg.dump_dir = ptrec_crash.dump_dir[0] ? ptrec_crash.dump_dir : NULL;
+	ptrec_crash.cfg.filter = ptrec_crash.filter[0] ? ptrec_crash.filter : NULL;
 
 	cands[0] = &ptrec_backend_intel_pt;
 	cands[1] = &ptrec_backend_intel_bts;
 	cands[2] = &ptrec_backend_instrumented;
-	r = ptrec_backend_choose(cands, 3, &ptrec_rec.cfg, ptrec_rec.reason, &ops);
+	r = ptrec_backend_choose(cands, 3, &ptrec_crash.cfg, ptrec_crash.reason, &ops);
 	if (r < 0) {
 		pthread_mutex_unlock(&ptrec_rec.lock);
 		return r;
 	}
-	ptrec_rec.backend = (enum ptrec_backend)r;
+	ptrec_crash.backend = (enum ptrec_backend)r;
 	ptrec_rec.ops = ops;
 
 	if (ptrec_registry_init() != 0) {
@@ -157,17 +156,19 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 		return -PTREC_ENOMEM;
 	}
 	tool_path_init();
-	ptrec_cpu_fms(&ptrec_rec.cpu_family, &ptrec_rec.cpu_model, &ptrec_rec.cpu_stepping);
-	clock_params_init(ptrec_rec.backend);
+	ptrec_cpu_fms(&ptrec_crash.cpu_family, &ptrec_crash.cpu_model, &ptrec_crash.cpu_stepping);
+	clock_params_init(ptrec_crash.backend);
 	atomic_store(&ptrec_rec.memory_used, 0);
 	atomic_store(&ptrec_rec.threads_attached, 0);
 	atomic_store(&ptrec_rec.threads_untraced, 0);
 	atomic_store(&ptrec_rec.snapshots_written, 0);
 	ptrec_rec.last_snapshot.tv_sec = 0;
 	ptrec_rec.last_snapshot.tv_nsec = 0;
+	ptrec_crash.threads_untraced = &ptrec_rec.threads_untraced;
 	atomic_store(&ptrec_rec.initialized, 1);
+	atomic_store(&ptrec_crash.armed, 1);
 	ptrec_thread_attach();
-	if (!(ptrec_rec.cfg.flags & PTREC_F_NO_SIGNALS))
+	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS))
 		ptrec_signals_install();
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
@@ -180,12 +181,13 @@ PTREC_API int ptrec_shutdown(void)
 		pthread_mutex_unlock(&ptrec_rec.lock);
 		return -PTREC_ESTATE;
 	}
-	if (!(ptrec_rec.cfg.flags & PTREC_F_NO_SIGNALS))
+	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS))
 		ptrec_signals_restore();
 	ptrec_registry_shutdown();
+	atomic_store(&ptrec_crash.armed, 0);
 	atomic_store(&ptrec_rec.initialized, 0);
 	ptrec_rec.ops = NULL;
-	ptrec_rec.backend = PTREC_BACKEND_NONE;
+	ptrec_crash.backend = PTREC_BACKEND_NONE;
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }
@@ -198,14 +200,14 @@ PTREC_API int ptrec_status(struct ptrec_status *st)
 	st->struct_size = sizeof(*st);
 	pthread_mutex_lock(&ptrec_rec.lock);
 	st->initialized = atomic_load(&ptrec_rec.initialized);
-	st->backend = st->initialized ? ptrec_rec.backend : PTREC_BACKEND_NONE;
-	st->ring_size = st->initialized ? ptrec_rec.cfg.ring_size : 0;
+	st->backend = st->initialized ? ptrec_crash.backend : PTREC_BACKEND_NONE;
+	st->ring_size = st->initialized ? ptrec_crash.cfg.ring_size : 0;
 	st->memory_used = atomic_load(&ptrec_rec.memory_used);
 	st->threads_attached = atomic_load(&ptrec_rec.threads_attached);
 	st->threads_untraced = atomic_load(&ptrec_rec.threads_untraced);
 	st->snapshots_written = atomic_load(&ptrec_rec.snapshots_written);
-	memcpy(st->reason, ptrec_rec.reason, sizeof(st->reason));
-	snprintf(st->last_report, sizeof(st->last_report), "%s", ptrec_rec.last_report);
+	memcpy(st->reason, ptrec_crash.reason, sizeof(st->reason));
+	snprintf(st->last_report, sizeof(st->last_report), "%s", ptrec_crash.last_report);
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }

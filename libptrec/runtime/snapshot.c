@@ -15,6 +15,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "core/safe_str.h"
 #include "runtime/recorder.h"
 
 static struct ptrec_thread *snap_list[PTREC_MAX_THREADS];
@@ -65,7 +66,7 @@ static void release_copies(unsigned n)
 		t->snap_buf = NULL;
 		t->snap_len = 0;
 		memset(&t->snap, 0, sizeof(t->snap));
-		ptrec_registry_unpin(t);
+		ptrec_slot_unpin(t);
 	}
 }
 
@@ -83,23 +84,23 @@ PTREC_API int ptrec_snapshot_path(const char *reason, char *path, size_t pathlen
 	if (pthread_mutex_trylock(&ptrec_rec.lock) != 0)
 		return -PTREC_ERATE; /* another snapshot is being written right now */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (atomic_load(&ptrec_rec.snapshots_written) >= ptrec_rec.cfg.snapshot_max_files ||
+	if (atomic_load(&ptrec_rec.snapshots_written) >= ptrec_crash.cfg.snapshot_max_files ||
 	    ((ptrec_rec.last_snapshot.tv_sec || ptrec_rec.last_snapshot.tv_nsec) &&
-	     ms_between(&ptrec_rec.last_snapshot, &now) < ptrec_rec.cfg.snapshot_interval_ms)) {
+	     ms_between(&ptrec_rec.last_snapshot, &now) < ptrec_crash.cfg.snapshot_interval_ms)) {
 		pthread_mutex_unlock(&ptrec_rec.lock);
 		return -PTREC_ERATE;
 	}
 	ptrec_rec.last_snapshot = now;
 
 	/* The caller first, then the others. */
-	struct ptrec_thread *me = ptrec_registry_self();
-	if (me && ptrec_registry_pin(me)) {
+	struct ptrec_thread *me = ptrec_slot_self();
+	if (me && ptrec_slot_pin(me)) {
 		copy_ring(me);
 		snap_list[n++] = me;
 	}
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
-		struct ptrec_thread *t = ptrec_registry_slot(i);
-		if (t == me || atomic_load(&t->state) != PTREC_SLOT_ACTIVE || !ptrec_registry_pin(t))
+		struct ptrec_thread *t = ptrec_slot_at(i);
+		if (t == me || atomic_load(&t->state) != PTREC_SLOT_ACTIVE || !ptrec_slot_pin(t))
 			continue;
 		copy_ring(t);
 		snap_list[n++] = t;
@@ -122,15 +123,15 @@ PTREC_API int ptrec_snapshot_path(const char *reason, char *path, size_t pathlen
 	if (fd >= 0) {
 		atomic_fetch_add(&ptrec_rec.snapshots_written, 1);
 		int report_ok = 0;
-		if (!(ptrec_rec.cfg.flags & PTREC_F_NO_REPORT))
-			report_ok = ptrec_report_run(snap_dump, ptrec_rec.cfg.report_timeout_ms) == 0;
+		if (!(ptrec_crash.cfg.flags & PTREC_F_NO_REPORT))
+			report_ok = ptrec_report_run(snap_dump, ptrec_crash.cfg.report_timeout_ms) == 0;
 		struct ptrec_sbuf b;
-		ptrec_sbuf_init(&b, ptrec_rec.last_report, sizeof(ptrec_rec.last_report));
+		ptrec_sbuf_init(&b, ptrec_crash.last_report, sizeof(ptrec_crash.last_report));
 		ptrec_sbuf_str(&b, snap_dump);
 		if (report_ok)
 			ptrec_sbuf_str(&b, ".txt");
 		if (path && pathlen)
-			ptrec_strlcpy(path, ptrec_rec.last_report, pathlen);
+			ptrec_strlcpy(path, ptrec_crash.last_report, pathlen);
 	}
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return r;

@@ -38,42 +38,9 @@
 
 #define SLOT_ORPHANED 0x100u /* slot flag: shut down while its thread ran; the owner frees it */
 
-static struct ptrec_thread slots[PTREC_MAX_THREADS];
-static __thread struct ptrec_thread *self_slot __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 static int registry_ok;
-
-_Atomic int ptrec_crash_in_progress;
-
-pid_t ptrec_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-struct ptrec_thread *ptrec_registry_slot(unsigned i)
-{
-	return i < PTREC_MAX_THREADS ? &slots[i] : NULL;
-}
-
-struct ptrec_thread *ptrec_registry_self(void)
-{
-	return self_slot;
-}
-
-int ptrec_registry_pin(struct ptrec_thread *t)
-{
-	atomic_fetch_add(&t->pins, 1);
-	if (atomic_load(&t->state) == PTREC_SLOT_ACTIVE)
-		return 1;
-	atomic_fetch_sub(&t->pins, 1);
-	return 0;
-}
-
-void ptrec_registry_unpin(struct ptrec_thread *t)
-{
-	atomic_fetch_sub(&t->pins, 1);
-}
 
 /* ---- signal stacks --------------------------------------------------------------------- */
 
@@ -128,7 +95,7 @@ static int budget_take(size_t size)
 {
 	size_t cur = atomic_load(&ptrec_rec.memory_used);
 	do {
-		if (cur + size > ptrec_rec.cfg.memory_budget || cur + size < cur)
+		if (cur + size > ptrec_crash.cfg.memory_budget || cur + size < cur)
 			return 0;
 	} while (!atomic_compare_exchange_weak(&ptrec_rec.memory_used, &cur, cur + size));
 	return 1;
@@ -145,7 +112,7 @@ static void ring_open(struct ptrec_thread *t)
 {
 	const struct ptrec_backend_ops *ops = ptrec_rec.ops;
 	char reason[PTREC_REASON_MAX];
-	size_t size = ptrec_rec.cfg.ring_size;
+	size_t size = ptrec_crash.cfg.ring_size;
 
 	t->ops = NULL;
 	t->flags |= PTREC_THREAD_UNTRACED;
@@ -157,7 +124,7 @@ static void ring_open(struct ptrec_thread *t)
 		memset(&t->ring, 0, sizeof(t->ring));
 		t->ring.fd = -1;
 		reason[0] = '\0';
-		int r = ops->open(&t->ring, size, &ptrec_rec.cfg, reason, sizeof(reason));
+		int r = ops->open(&t->ring, size, &ptrec_crash.cfg, reason, sizeof(reason));
 		if (r == 0) {
 			t->ops = ops;
 			t->charged = size;
@@ -215,12 +182,12 @@ PTREC_API int ptrec_thread_attach(void)
 
 	if (!atomic_load(&ptrec_rec.initialized))
 		return -PTREC_ESTATE;
-	if (self_slot)
+	if (ptrec_slot_self())
 		return 0;
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
 		int expect = PTREC_SLOT_FREE;
-		if (atomic_compare_exchange_strong(&slots[i].state, &expect, PTREC_SLOT_OPENING)) {
-			t = &slots[i];
+		if (atomic_compare_exchange_strong(&ptrec_slot_at(i)->state, &expect, PTREC_SLOT_OPENING)) {
+			t = ptrec_slot_at(i);
 			break;
 		}
 	}
@@ -237,7 +204,7 @@ PTREC_API int ptrec_thread_attach(void)
 		atomic_fetch_add(&ptrec_rec.threads_untraced, 1);
 	else
 		atomic_fetch_add(&ptrec_rec.threads_attached, 1);
-	self_slot = t;
+	ptrec_slot_set_self(t);
 	pthread_setspecific(exit_key, t);
 	atomic_store(&t->state, PTREC_SLOT_ACTIVE);
 	return 0;
@@ -277,12 +244,12 @@ static void slot_release(struct ptrec_thread *t, int own_thread)
 
 PTREC_API int ptrec_thread_detach(void)
 {
-	struct ptrec_thread *t = self_slot;
+	struct ptrec_thread *t = ptrec_slot_self();
 	int expect = PTREC_SLOT_ACTIVE;
 
 	if (!t)
 		return -PTREC_ESTATE;
-	self_slot = NULL;
+	ptrec_slot_set_self(NULL);
 	if (registry_ok)
 		pthread_setspecific(exit_key, NULL);
 	if (!atomic_compare_exchange_strong(&t->state, &expect, PTREC_SLOT_CLOSING)) {
@@ -303,12 +270,12 @@ PTREC_API int ptrec_thread_detach(void)
 
 void ptrec_registry_shutdown(void)
 {
-	struct ptrec_thread *me = self_slot;
+	struct ptrec_thread *me = ptrec_slot_self();
 
 	if (me)
 		ptrec_thread_detach();
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
-		struct ptrec_thread *t = &slots[i];
+		struct ptrec_thread *t = ptrec_slot_at(i);
 		int expect = PTREC_SLOT_ACTIVE;
 		if (!atomic_compare_exchange_strong(&t->state, &expect, PTREC_SLOT_CLOSING))
 			continue;
@@ -323,15 +290,13 @@ void ptrec_registry_shutdown(void)
  * a copy) and give the caller a fresh ring, or none with PTREC_F_NO_FORK_RINGS. */
 static void atfork_child(void)
 {
-	struct ptrec_thread *me = self_slot;
+	struct ptrec_thread *me = ptrec_slot_self();
 
-	atomic_store(&ptrec_crash_owner, 0);
-	atomic_store(&ptrec_crash_done, 0);
-	atomic_store(&ptrec_crash_in_progress, 0);
+	ptrec_crash_reset_after_fork();
 	if (!atomic_load(&ptrec_rec.initialized))
 		return;
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
-		struct ptrec_thread *t = &slots[i];
+		struct ptrec_thread *t = ptrec_slot_at(i);
 		if (t == me || atomic_load(&t->state) == PTREC_SLOT_FREE)
 			continue;
 		atomic_store(&t->pins, 0);
@@ -349,7 +314,7 @@ static void atfork_child(void)
 	ring_close(me);
 	me->tid = ptrec_gettid();
 	me->flags = 0;
-	if (ptrec_rec.cfg.flags & PTREC_F_NO_FORK_RINGS)
+	if (ptrec_crash.cfg.flags & PTREC_F_NO_FORK_RINGS)
 		me->flags |= PTREC_THREAD_UNTRACED;
 	else
 		ring_open(me);
@@ -382,7 +347,7 @@ static int create_wrapped(pthread_create_fn real, pthread_t *thr, const pthread_
 {
 	if (!real)
 		return EAGAIN;
-	if (!atomic_load(&ptrec_rec.initialized) || (ptrec_rec.cfg.flags & PTREC_F_NO_THREADS))
+	if (!atomic_load(&ptrec_rec.initialized) || (ptrec_crash.cfg.flags & PTREC_F_NO_THREADS))
 		return real(thr, attr, fn, arg);
 	struct start_args *a = malloc(sizeof(*a));
 	if (!a)

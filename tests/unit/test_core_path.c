@@ -4,7 +4,8 @@
 #include "config.h"
 
 #include "check.h"
-#include "runtime/recorder.h"
+#include "core/safe_str.h"
+#include "crash/crash.h"
 
 static struct ptrec_core_info base(const char *pattern)
 {

@@ -22,7 +22,7 @@ static struct ptrec_status status_now(void)
 
 static size_t my_ring_size(void)
 {
-	struct ptrec_thread *t = ptrec_registry_self();
+	struct ptrec_thread *t = ptrec_slot_self();
 	return t && t->ops ? t->ring.size : 0;
 }
 
@@ -130,7 +130,7 @@ int main(void)
 	CHECK_EQ_U64(st.memory_used, 64u << 10);
 
 	/* With the budget used up by a held ring, the next thread runs untraced. */
-	struct ptrec_thread *me = ptrec_registry_self();
+	struct ptrec_thread *me = ptrec_slot_self();
 	CHECK(me != NULL);
 	atomic_fetch_add(&ptrec_rec.memory_used, 32u << 10); /* pretend a second ring is held */
 	CHECK_EQ_U64(ring_of_new_thread(), 0);
@@ -149,7 +149,7 @@ int main(void)
 	CHECK(me->ring.head == 48);
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct ptrec_thread *c = ptrec_registry_self();
+		struct ptrec_thread *c = ptrec_slot_self();
 		struct ptrec_status cs = status_now();
 		int ok = c && c->ops && c->ring.head == 0 && cs.threads_attached == 1 &&
 		         c->tid == getpid();

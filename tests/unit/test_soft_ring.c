@@ -5,6 +5,7 @@
 
 #include "core/branch.h"
 #include "check.h"
+#include "capture/backend_soft.h"
 #include "runtime/recorder.h"
 
 void __cyg_profile_func_enter(void *fn, void *call_site);
