@@ -1,4 +1,4 @@
-/* ptrec_config.h — internal configuration helpers shared by the library and the tool. */
+/* settings.h — internal configuration helpers shared by the library and the tool. */
 #ifndef PTREC_CONFIG_INTERNAL_H
 #define PTREC_CONFIG_INTERNAL_H
 

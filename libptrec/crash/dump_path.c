@@ -1,4 +1,4 @@
-/* core_path.c — where crash files go: "next to the core file", else a fallback directory.
+/* dump_path.c — where crash files go: "next to the core file", else a fallback directory.
  *
  * ASYNC-SIGNAL-SAFE ISLAND: runs inside the crash handler.  It may not call malloc/free,
  * stdio, getenv, time/localtime, or take locks; only open/read/write/close/access/uname/

@@ -1,4 +1,4 @@
-/* crash_report.c — turns a dump into its text report without trusting the crashed process:
+/* report_child.c — turns a dump into its text report without trusting the crashed process:
  * a child made with a raw fork syscall execs the installed `ptrec report DUMP` by absolute path
  * (never a PATH lookup), stdout and stderr into DUMP.txt, and is killed after a timeout.
  *

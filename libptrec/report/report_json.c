@@ -6,25 +6,13 @@
 #include <string.h>
 
 #include "ptrec.h"
+#include "report/json_str.h"
 #include "report/report.h"
 
-/* Writes s as a JSON string (escaped; invalid bytes as \u00XX). */
+/* Writes s as a JSON string (report/json_str.h). */
 static void jstr(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else if (*p == '\t')
-			fputs("\\t", out);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
+	ptrec_json_str(out, s);
 }
 
 static void jloc(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)

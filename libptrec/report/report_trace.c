@@ -8,29 +8,12 @@
 #include <stdlib.h>
 
 #include "ptrec.h"
+#include "report/json_str.h"
 #include "report/report.h"
 
 static void jstr(FILE *out, const char *s)
 {
-	const unsigned char *q = (const unsigned char *)(s ? s : "");
-	while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\')
-		q++;
-	if (!*q) { /* nothing to escape: the common case */
-		fputc('"', out);
-		fputs(s ? s : "", out);
-		fputc('"', out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
+	ptrec_json_str(out, s);
 }
 
 /* Timestamp (nanoseconds since the thread's first timed event) of event i of thread t; without

@@ -1,7 +1,7 @@
 /* thread_registry.c — attached threads: their rings, signal stacks, creation and exit, fork.
  *
  * Slots live in a static array so the crash path can walk them without locks (see
- * recorder_internal.h for the pin protocol).  A thread is attached by ptrec_init (the caller),
+ * capture/thread_slots.h for the pin protocol).  A thread is attached by ptrec_init (the caller),
  * by ptrec_thread_attach, or automatically when it was created with pthread_create after init:
  *
  * - Shared library (libptrec.so): this file defines pthread_create, which the dynamic linker

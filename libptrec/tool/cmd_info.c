@@ -15,6 +15,7 @@
 #include "capture/perf_config.h"
 #include "platform/pmu_sysfs.h"
 #include "ptrec.h"
+#include "report/json_str.h"
 #include "core/settings.h"
 #include "tool/tool.h"
 
@@ -384,18 +385,7 @@ struct json {
 
 static void j_str_raw(struct json *j, const char *s)
 {
-	fputc('"', j->f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(j->f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", j->f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(j->f, "\\u%04x", *p);
-		else
-			fputc(*p, j->f);
-	}
-	fputc('"', j->f);
+	ptrec_json_str(j->f, s);
 }
 
 static void j_key(struct json *j, const char *key)

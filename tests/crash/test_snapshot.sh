@@ -30,13 +30,8 @@ grep -q "^event 3 signo 0 tid $pid threads 4 complete 1 " "$work/check.txt" ||
 	fail "not a complete snapshot of 4 threads by the main thread"
 grep -q "^stack:.*slow_request\$" "$work/check.txt" || fail "snapshot thread's ring does not end in slow_request"
 [ "$(grep -c '^thread .* records [1-9]' "$work/check.txt")" -eq 4 ] || fail "a thread has an empty ring"
-if "$PTREC_TOOL" report "$dump" 2>&1 | grep -q 'not implemented'; then
-	[ "$(cat "$work/stdout")" = "$dump" ] || fail "snapshot path is not the dump"
-	echo "note: ptrec report is not implemented yet"
-else
-	[ "$(cat "$work/stdout")" = "$dump.txt" ] || fail "snapshot path is not the report"
-	[ "$(stat -c %a "$dump.txt")" = 600 ] || fail "report mode is not 600"
-	grep -q slow_request "$dump.txt" || fail "report does not name slow_request"
-	grep -q worker_step "$dump.txt" || fail "report does not name the workers' worker_step"
-fi
+[ "$(cat "$work/stdout")" = "$dump.txt" ] || fail "snapshot path is not the report"
+[ "$(stat -c %a "$dump.txt")" = 600 ] || fail "report mode is not 600"
+grep -q slow_request "$dump.txt" || fail "report does not name slow_request"
+grep -q worker_step "$dump.txt" || fail "report does not name the workers' worker_step"
 echo "PASS: snapshot"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "capture/backend_soft.h"
 #include "runtime/recorder.h"
 
 static struct ptrec_status status_now(void)
