@@ -22,6 +22,9 @@ struct ptrec_ring {
 	size_t size;              /* ring bytes, a power of two */
 	uint64_t head;            /* software rings: bytes ever written (the writer's cursor);
 	                             perf rings: aux_head read at freeze time */
+	uint64_t soft_mask;       /* instrumented: size - 1 while the hooks may write, 0 while
+	                             frozen or closed (the hooks' only check) */
+	uint64_t soft_format;     /* instrumented: PTREC_SOFT_FMT_* of the records (core/branch.h) */
 	volatile int frozen;      /* 1 once frozen; software writers stop appending */
 	uint64_t config;          /* perf_event_attr.config as opened (PT/BTS), else 0 */
 	uint64_t config1;         /* perf_event_attr.config1 */

@@ -1,92 +1,89 @@
-/* backend_soft.c — the instrumented backend: a per-thread software ring of BTS-format records
- * filled by compiler instrumentation hooks.
+/* backend_soft.c — the instrumented backend: per-thread software rings of 16-byte records
+ * (struct ptrec_soft_record, core/branch.h) filled by the compiler instrumentation hooks
+ * (soft_hooks.c, through the hot path in soft_write.h), plus markers and the TSC calibration
+ * that lets reports turn record times into nanoseconds.
  *
- * - `-finstrument-functions` calls __cyg_profile_func_enter(fn, call_site) at every function
- *   entry and __cyg_profile_func_exit(fn, call_site) at every exit: we record a CALL
- *   (from = call site, to = fn) and a RET (from = fn, to = call site).
- * - `-fsanitize-coverage=trace-pc` calls __sanitizer_cov_trace_pc() at every edge: we record an
- *   EDGE (from = the instrumented site, to = 0).
+ * A record is two 8-byte stores at head & mask, then head += 16; the ring is a power of two
+ * of at least 16 bytes, so records never straddle the wrap point.  No locks: only the owning
+ * thread writes its ring; freezing zeroes ring->soft_mask, which the writer checks before
+ * each record (at most one record in flight may land after a freeze).  The ring pointer lives
+ * in initial-exec TLS and is never NULL (threads without a ring point at soft_none), so the
+ * hooks never allocate and are safe inside signal handlers.
  *
- * A record is three 8-byte stores at head & mask, then head += 24; the ring is a power of two,
- * so a record may straddle the wrap point and readers drop the partly overwritten oldest one
- * (ptrec_soft_view_make).  No locks: only the owning thread writes its ring; freezing sets
- * ring->frozen, which the writer checks before each record (at most one record in flight may
- * land after a freeze).  The ring pointer lives in initial-exec TLS, so the hooks never
- * allocate and are safe inside signal handlers.
- *
- * The hooks are ASYNC-SIGNAL-SAFE and marked no_instrument_function; libptrec itself is never
- * compiled with instrumentation. */
+ * Everything here that the hooks or the crash path call is ASYNC-SIGNAL-SAFE; libptrec itself
+ * is never compiled with instrumentation. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
-#include "core/branch.h"
 #include "capture/backend_soft.h"
+#include "capture/soft_write.h"
 #include "capture/thread_slots.h"
 
 #define NOINSTR __attribute__((no_instrument_function, no_sanitize("address", "undefined")))
 
-/* The calling thread's soft ring, or NULL while it has none. */
-static __thread struct ptrec_ring *soft_ring __attribute__((tls_model("initial-exec")));
+/* The ring of threads that have none: soft_mask 0, so the hooks only note that they ran. */
+static struct ptrec_ring soft_none;
+
+PTREC_API __thread struct ptrec_ring *__ptrec_soft_tls __attribute__((tls_model("initial-exec"))) =
+	&soft_none;
 
 volatile int ptrec_soft_hooks_seen;
 
-NOINSTR static inline void soft_store(uint64_t from, uint64_t to, uint64_t flags)
+/* TSC and CLOCK_MONOTONIC read together when the first ring opened: the calibration base. */
+static uint64_t calib_tsc;
+static uint64_t calib_ns;
+
+static uint64_t mono_ns(void)
 {
-	struct ptrec_ring *r = soft_ring;
-	if (__builtin_expect(r == NULL, 0)) {
-		if (!ptrec_soft_hooks_seen)
-			ptrec_soft_hooks_seen = 1;
-		return;
-	}
-	if (__builtin_expect(r->frozen, 0))
-		return;
-	uint64_t h = r->head;
-	uint64_t mask = r->size - 1;
-	uint8_t *d = r->data;
-	*(uint64_t *)(void *)(d + (h & mask)) = from;
-	*(uint64_t *)(void *)(d + ((h + 8) & mask)) = to;
-	*(uint64_t *)(void *)(d + ((h + 16) & mask)) = flags;
-	/* The compiler barrier keeps the record stores before the head store that publishes
-	 * them to a reader in a signal handler on this thread. */
-	__asm__ volatile("" ::: "memory");
-	r->head = h + sizeof(struct ptrec_bts_record);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 NOINSTR void ptrec_soft_append(uint64_t from, uint64_t to, unsigned kind)
 {
-	soft_store(from, to, PTREC_BTS_SOFT | (kind & 0xffu));
+	ptrec_soft_put(PTREC_SOFT_W0(PTREC_SOFT_BRANCH, from, kind), PTREC_SOFT_W1(to, kind));
 }
 
-PTREC_API NOINSTR void __cyg_profile_func_enter(void *fn, void *call_site);
-PTREC_API NOINSTR void __cyg_profile_func_exit(void *fn, void *call_site);
-PTREC_API NOINSTR void __sanitizer_cov_trace_pc(void);
-
-PTREC_API NOINSTR void __cyg_profile_func_enter(void *fn, void *call_site)
+NOINSTR void ptrec_soft_mark(uint64_t value)
 {
-	soft_store((uint64_t)(uintptr_t)call_site, (uint64_t)(uintptr_t)fn,
-	           PTREC_BTS_SOFT | PTREC_BR_CALL);
+	ptrec_soft_put(((uint64_t)PTREC_SOFT_MARK << 60) | (ptrec_soft_tsc() & PTREC_SOFT_TSC_MASK),
+	               value);
 }
 
-PTREC_API NOINSTR void __cyg_profile_func_exit(void *fn, void *call_site)
+void ptrec_soft_time_convert(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1,
+                             struct ptrec_ring *ring)
 {
-	soft_store((uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site,
-	           PTREC_BTS_SOFT | PTREC_BR_RET);
-}
-
-PTREC_API NOINSTR void __sanitizer_cov_trace_pc(void)
-{
-	soft_store((uint64_t)(uintptr_t)__builtin_return_address(0), 0,
-	           PTREC_BTS_SOFT | PTREC_BR_EDGE);
+	ring->time_mult = 0;
+	ring->time_shift = 0;
+	ring->time_zero = 0;
+	/* Below a millisecond of TSC ticks the rate would be too rough: leave it unknown. */
+	if (tsc1 <= tsc0 || ns1 <= ns0 || tsc1 - tsc0 < 1000000)
+		return;
+	unsigned shift = 31;
+	unsigned __int128 mult = ((unsigned __int128)(ns1 - ns0) << shift) / (tsc1 - tsc0);
+	while (mult >> 32 && shift) {
+		mult >>= 1;
+		shift--;
+	}
+	if (mult >> 32 || !mult)
+		return;
+	uint64_t m = (uint64_t)mult;
+	uint64_t conv = (tsc1 >> shift) * m + (((tsc1 & ((1ull << shift) - 1)) * m) >> shift);
+	ring->time_mult = (uint32_t)m;
+	ring->time_shift = shift;
+	ring->time_zero = ns1 - conv; /* modulo 2^64, like the perf user page's time_zero */
 }
 
 void ptrec_soft_view_make(const uint8_t *data, size_t size, uint64_t head,
                           struct ptrec_ring_view *view)
 {
-	const uint64_t rec = sizeof(struct ptrec_bts_record);
+	const uint64_t rec = sizeof(struct ptrec_soft_record);
 	uint64_t start = 0;
 
 	memset(view, 0, sizeof(*view));
@@ -126,7 +123,7 @@ static int soft_open(struct ptrec_ring *ring, size_t size, const struct ptrec_co
                      char *reason, size_t reason_len)
 {
 	(void)cfg;
-	if (!size || (size & (size - 1)) || size % 8) {
+	if (size < sizeof(struct ptrec_soft_record) || (size & (size - 1))) {
 		snprintf(reason, reason_len, "ring size %zu is not a power of two", size);
 		return -PTREC_EINVAL;
 	}
@@ -141,14 +138,21 @@ static int soft_open(struct ptrec_ring *ring, size_t size, const struct ptrec_co
 	ring->size = size;
 	ring->mmap_base = p;
 	ring->mmap_size = size;
-	soft_ring = ring;
+	ring->soft_format = PTREC_SOFT_FMT_TIMED | (PTREC_SOFT_TIME_SHIFT << 8);
+	if (!__atomic_load_n(&calib_tsc, __ATOMIC_RELAXED)) {
+		calib_ns = mono_ns();
+		__atomic_store_n(&calib_tsc, ptrec_soft_tsc(), __ATOMIC_RELEASE);
+	}
+	ring->soft_mask = size - 1;
+	__ptrec_soft_tls = ring;
 	return 0;
 }
 
 static void soft_close(struct ptrec_ring *ring)
 {
-	if (soft_ring == ring)
-		soft_ring = NULL;
+	ring->soft_mask = 0;
+	if (__ptrec_soft_tls == ring)
+		__ptrec_soft_tls = &soft_none;
 	ring->frozen = 1;
 	if (ring->mmap_base)
 		munmap(ring->mmap_base, ring->mmap_size);
@@ -156,17 +160,25 @@ static void soft_close(struct ptrec_ring *ring)
 	ring->data = NULL;
 }
 
+/* ASYNC-SIGNAL-SAFE: stops the hooks, then stamps the ring with the TSC at freeze time (the
+ * decoder's anchor for record times) and the TSC-to-nanoseconds conversion measured since the
+ * first ring opened. */
 static int soft_freeze(struct ptrec_ring *ring)
 {
+	__atomic_store_n(&ring->soft_mask, 0, __ATOMIC_SEQ_CST);
 	ring->frozen = 1;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint64_t tsc0 = __atomic_load_n(&calib_tsc, __ATOMIC_ACQUIRE);
+	uint64_t ns = mono_ns(), tsc = ptrec_soft_tsc();
+	ring->config = ring->soft_format;
+	ring->config1 = tsc;
+	ptrec_soft_time_convert(tsc0, calib_ns, tsc, ns, ring);
 	return 0;
 }
 
 static int soft_thaw(struct ptrec_ring *ring)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ring->frozen = 0;
+	__atomic_store_n(&ring->soft_mask, (uint64_t)ring->size - 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 

@@ -7,7 +7,11 @@
 #include <stdint.h>
 
 #define PTREC_DUMP_MAGIC "PTRECDMP"  /* 8 bytes, no NUL */
-#define PTREC_DUMP_VERSION 1u
+/* Version 2: instrumented rings hold 16-byte struct ptrec_soft_records (core/branch.h) and
+ * their THREAD records carry the record format, the freeze TSC and the TSC conversion.
+ * Version 1 (24-byte BTS-format soft records) is still read. */
+#define PTREC_DUMP_VERSION 2u
+#define PTREC_DUMP_VERSION_MIN 1u /* oldest version readers accept */
 
 /* File header, at offset 0. */
 struct ptrec_dump_header {
@@ -95,14 +99,17 @@ struct ptrec_dump_thread {
 	uint64_t ring_size;    /* size of the ring in bytes */
 	uint64_t head;         /* total bytes ever written to the ring (aux_head / soft head) */
 	uint64_t data_size;    /* ring bytes that follow, oldest first (<= ring_size) */
-	uint64_t pt_config;    /* intel_pt: perf_event_attr.config (RTIT_CTL-like bits) */
-	uint64_t pt_config1;   /* intel_pt: config1 */
+	uint64_t pt_config;    /* intel_pt: perf_event_attr.config (RTIT_CTL-like bits);
+	                          instrumented (version 2): the PTREC_SOFT_FMT_* record format */
+	uint64_t pt_config1;   /* intel_pt: config1; instrumented (version 2): the TSC when the
+	                          ring was frozen, 0 if unknown */
 	uint64_t pt_config2;   /* intel_pt: config2 */
 	uint32_t mtc_period;   /* intel_pt: MTC period exponent from config */
 	uint32_t tsc_ratio_n;  /* CPUID 15H EBX (TSC/core crystal ratio numerator), 0 = unknown */
 	uint32_t tsc_ratio_d;  /* CPUID 15H EAX (denominator), 0 = unknown */
 	uint32_t nom_freq;     /* intel_pt caps/max_nonturbo_ratio, 0 = unknown */
-	uint64_t time_zero;    /* perf_event_mmap_page time_zero (TSC -> perf time), 0 = unknown */
+	uint64_t time_zero;    /* perf_event_mmap_page time_zero (TSC -> perf time), 0 = unknown;
+	                          instrumented: TSC -> CLOCK_MONOTONIC ns, same formula */
 	uint32_t time_shift;   /* perf_event_mmap_page time_shift */
 	uint32_t time_mult;    /* perf_event_mmap_page time_mult */
 	uint64_t stack_pointer; /* sp at freeze time if known (crashing thread), else 0 */

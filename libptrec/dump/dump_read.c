@@ -381,9 +381,10 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, PTREC_DUMP_MAGIC, 8))
 		return fail(err, -PTREC_EFORMAT, 0, "bad magic: not a ptrec dump");
-	if (h.version != PTREC_DUMP_VERSION)
+	if (h.version < PTREC_DUMP_VERSION_MIN || h.version > PTREC_DUMP_VERSION)
 		return fail(err, -PTREC_EFORMAT, 8, "dump format version %" PRIu32 " not supported "
-		            "(this build reads version %u)", h.version, PTREC_DUMP_VERSION);
+		            "(this build reads versions %u to %u)", h.version,
+		            PTREC_DUMP_VERSION_MIN, PTREC_DUMP_VERSION);
 	if (h.header_size < sizeof(h) || h.header_size % 8 || h.header_size > 4096)
 		return fail(err, -PTREC_EFORMAT, 12, "header_size %" PRIu32 " invalid",
 		            h.header_size);

@@ -42,14 +42,24 @@ static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
 		return 0;
 	}
 	t->soft = h->backend == PTREC_BACKEND_INSTRUMENTED;
-	cap = (size_t)(h->data_size / sizeof(struct ptrec_bts_record));
+	/* Instrumented rings hold 16-byte soft records from dump version 2 on (entry-only
+	 * records add inferred returns), 24-byte BTS-format records before. */
+	int soft2 = t->soft && r->dump->header.version >= 2;
+	cap = soft2 ? (size_t)(h->data_size / sizeof(struct ptrec_soft_record)) * 2 + 512
+	            : (size_t)(h->data_size / sizeof(struct ptrec_bts_record));
 	if (cap) {
 		t->branches = malloc(cap * sizeof(*t->branches));
 		if (!t->branches)
 			return -PTREC_ENOMEM;
 	}
-	t->nbranches = ptrec_bts_decode(t->rec->data, (size_t)h->data_size, h->head, read_code,
-	                                &r->sym, t->branches, cap, &t->bts);
+	if (soft2) {
+		struct ptrec_soft_ring_info info = {h->pt_config, h->pt_config1, h->stack_pointer};
+		t->nbranches = ptrec_soft_decode(t->rec->data, (size_t)h->data_size, h->head, &info,
+		                                 t->branches, cap, &t->bts);
+	} else {
+		t->nbranches = ptrec_bts_decode(t->rec->data, (size_t)h->data_size, h->head,
+		                                read_code, &r->sym, t->branches, cap, &t->bts);
+	}
 	t->total_branches = t->bts.events;
 	if (t->bts.unclassified)
 		ptrec_warn(&r->warnings, "thread %" PRIu32 ": %" PRIu64 " BTS records could not be "

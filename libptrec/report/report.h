@@ -8,6 +8,7 @@
 
 #include "core/branch.h"
 #include "decode/bts_decode.h"
+#include "decode/soft_decode.h"
 #include "report/callstack.h"
 #include "dump/dump_read.h"
 #include "symbols/symbolize.h"

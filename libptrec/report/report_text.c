@@ -45,6 +45,9 @@ static void print_branch(struct ptrec_report *r, const struct ptrec_report_threa
 		if (b->to)
 			fprintf(out, "; resumed at %s", loc(r, b->to, 0, to, sizeof(to)));
 		break;
+	case PTREC_BR_MARKER:
+		fprintf(out, "%-9s value %#" PRIx64, kind, b->to);
+		break;
 	case PTREC_BR_EDGE:
 		fprintf(out, "%-9s %s", kind, loc(r, b->from, ptrec_branch_from_is_ret(t, b), from,
 		                                  sizeof(from)));

@@ -52,13 +52,19 @@ static inline void tb_str(struct tbuf *b, const char *s, size_t field)
 	tb_put(b, tmp, field);
 }
 
-/* File header (magic, version 1, header size 24, flags 0). */
-static inline void tw_header(struct tbuf *b)
+/* File header (magic, version, header size 24, flags 0). */
+static inline void tw_header_v(struct tbuf *b, uint32_t version)
 {
 	tb_put(b, "PTRECDMP", 8);
-	tb_u32(b, 1);
+	tb_u32(b, version);
 	tb_u32(b, 24);
 	tb_u64(b, 0);
+}
+
+/* The header of a version 1 dump (24-byte instrumented records: tw_soft). */
+static inline void tw_header(struct tbuf *b)
+{
+	tw_header_v(b, 1);
 }
 
 /* A record of type with len payload bytes, padded with zeros to 8. */
@@ -175,7 +181,17 @@ static inline void tw_end(struct tbuf *b)
 	tw_record(b, PTREC_REC_END, NULL, 0);
 }
 
-/* Appends one instrumented (soft) record. */
+/* Appends one version 2 instrumented record: enum ptrec_soft_kind, addresses a and b, the
+ * 28-bit field x, laid out as core/branch.h says (written here field by field). */
+static inline void tw_soft2(struct tbuf *ring, unsigned soft_kind, uint64_t a, uint64_t b,
+                            uint32_t x)
+{
+	tb_u64(ring, (uint64_t)soft_kind << 60 | (uint64_t)(x & 0xfff) << 48 |
+	             (a & 0xffffffffffffull));
+	tb_u64(ring, (uint64_t)(x >> 12 & 0xffff) << 48 | (b & 0xffffffffffffull));
+}
+
+/* Appends one version 1 instrumented (soft) record. */
 static inline void tw_soft(struct tbuf *ring, uint64_t from, uint64_t to, unsigned kind)
 {
 	tb_u64(ring, from);

@@ -113,10 +113,10 @@ int main(int argc, char **argv)
 			if (r.size < sizeof(t)) fail("THREAD size", (long long)off);
 			memcpy(&t, buf + pay, sizeof(t));
 			if (t.data_size != r.size - sizeof(t)) fail("THREAD data_size", (long long)off);
-			if (t.backend == 4 /* instrumented */ && t.data_size % sizeof(struct ptrec_bts_record))
+			if (t.backend == 4 /* instrumented */ && t.data_size % sizeof(struct ptrec_soft_record))
 				fail("soft ring bytes not whole records", (long long)off);
 			printf("thread %u name %s flags 0x%x records %" PRIu64 "\n", t.tid, t.name,
-			       t.flags, t.data_size / sizeof(struct ptrec_bts_record));
+			       t.flags, t.data_size / sizeof(struct ptrec_soft_record));
 			if (t.flags & PTREC_THREAD_CRASHED) {
 				crashed = buf + pay + sizeof(t);
 				crashed_len = t.data_size;
@@ -213,15 +213,19 @@ int main(int argc, char **argv)
 		size_t depth = 0;
 		unsigned kinds = 0;
 		uint64_t last_from = 0;
-		for (size_t i = 0; i + 24 <= crashed_len; i += 24) {
-			struct ptrec_bts_record rec;
+		for (size_t i = 0; i + 16 <= crashed_len; i += 16) {
+			struct ptrec_soft_record rec;
 			memcpy(&rec, crashed + i, sizeof(rec));
-			if (!(rec.flags & PTREC_BTS_SOFT)) fail("record without PTREC_BTS_SOFT", -1);
-			unsigned kind = rec.flags & 0xff;
+			/* Dump format 2: 16-byte records, the kind in the top 4 bits of w0. */
+			unsigned soft = PTREC_SOFT_KIND(rec.w0);
+			unsigned kind = soft == PTREC_SOFT_CALL ? PTREC_BR_CALL
+			                : soft == PTREC_SOFT_RET ? PTREC_BR_RET
+			                : soft == PTREC_SOFT_EDGE ? PTREC_BR_EDGE : 0;
+			if (!kind) fail("soft record of an unexpected kind", (long long)i);
 			kinds |= 1u << (kind & 31);
-			last_from = rec.from;
+			last_from = PTREC_SOFT_A(rec.w0);
 			if (kind == PTREC_BR_CALL && depth < 4096)
-				stack[depth++] = rec.to;
+				stack[depth++] = PTREC_SOFT_B(rec.w1);
 			else if (kind == PTREC_BR_RET && depth)
 				depth--;
 		}

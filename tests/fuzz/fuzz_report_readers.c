@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "decode/bts_decode.h"
+#include "decode/soft_decode.h"
 #include "report/callstack.h"
 #include "dump/dump_read.h"
 #include "symbols/dwarf_line.h"
@@ -40,8 +41,12 @@ static void fuzz_dump(const uint8_t *data, size_t size)
 		const struct ptrec_dump_thread_rec *t = &d.threads[i];
 		struct ptrec_branch ev[256];
 		struct ptrec_frame fr[32];
-		size_t n = ptrec_bts_decode(t->data, (size_t)t->hdr.data_size, t->hdr.head, NULL, NULL,
-		                            ev, 256, NULL);
+		struct ptrec_soft_ring_info info = {t->hdr.pt_config, t->hdr.pt_config1,
+		                                    t->hdr.stack_pointer};
+		size_t n = (i & 2) ? ptrec_soft_decode(t->data, (size_t)t->hdr.data_size, t->hdr.head,
+		                                       &info, ev, 256, NULL)
+		                   : ptrec_bts_decode(t->data, (size_t)t->hdr.data_size, t->hdr.head,
+		                                      NULL, NULL, ev, 256, NULL);
 		ptrec_callstack_rebuild(ev, n, (int)(i & 1), fr, 32, NULL);
 	}
 	if (d.has_regs) {

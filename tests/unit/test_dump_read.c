@@ -193,7 +193,8 @@ static void test_corrupted(void)
 
 	sample(&b, &l);
 	expect_error(&b, 0, 0x58, 1, -PTREC_EFORMAT, 0, "bad magic");
-	expect_error(&b, 8, 2, 4, -PTREC_EFORMAT, 8, "version 2");
+	expect_error(&b, 8, 3, 4, -PTREC_EFORMAT, 8, "version 3");
+	expect_error(&b, 8, 0, 4, -PTREC_EFORMAT, 8, "version 0");
 	expect_error(&b, 12, 20, 4, -PTREC_EFORMAT, 12, "header_size");
 	/* The first record must be PROCESS. */
 	expect_error(&b, l.process, PTREC_REC_REGS, 4, -PTREC_EFORMAT, l.process, "expected PROCESS");

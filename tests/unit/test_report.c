@@ -239,6 +239,18 @@ static int grab_vdso(struct fixture *fx)
 	return 1;
 }
 
+/* The dump format make_dump writes: 1 (24-byte instrumented records) or 2 (16-byte). */
+static uint32_t dump_version = 1;
+
+/* Appends a call or return to an instrumented ring in dump_version's record format. */
+static void soft(struct tbuf *ring, uint64_t from, uint64_t to, unsigned kind)
+{
+	if (dump_version == 1)
+		tw_soft(ring, from, to, kind);
+	else
+		tw_soft2(ring, kind == PTREC_BR_CALL ? PTREC_SOFT_CALL : PTREC_SOFT_RET, from, to, 0);
+}
+
 /* Writes the dump.  build_id: NULL (no BUILDID records) or the id to claim for rprog. */
 static void make_dump(const struct fixture *fx, struct tbuf *b, const uint8_t *build_id,
                       size_t id_len, size_t *thread2_off)
@@ -254,17 +266,17 @@ static void make_dump(const struct fixture *fx, struct tbuf *b, const uint8_t *b
 	stack[0x40 / 8] = STACK_LO + 0x80;
 	stack[0x48 / 8] = PROG_BASE + fx->r_main_middle;
 
-	tw_soft(&r1, PROG_BASE + fx->r_main_helper, PROG_BASE + fx->helper, PTREC_BR_CALL);
-	tw_soft(&r1, PROG_BASE + fx->r_helper_lib, LIB_BASE + fx->lib_work, PTREC_BR_CALL);
-	tw_soft(&r1, LIB_BASE + fx->lib_work, PROG_BASE + fx->r_helper_lib, PTREC_BR_RET);
-	tw_soft(&r1, PROG_BASE + fx->helper, PROG_BASE + fx->r_main_helper, PTREC_BR_RET);
-	tw_soft(&r1, PROG_BASE + fx->r_main_middle, PROG_BASE + fx->middle, PTREC_BR_CALL);
-	tw_soft(&r1, PROG_BASE + fx->r_middle_leaf, PROG_BASE + fx->leaf, PTREC_BR_CALL);
+	soft(&r1, PROG_BASE + fx->r_main_helper, PROG_BASE + fx->helper, PTREC_BR_CALL);
+	soft(&r1, PROG_BASE + fx->r_helper_lib, LIB_BASE + fx->lib_work, PTREC_BR_CALL);
+	soft(&r1, LIB_BASE + fx->lib_work, PROG_BASE + fx->r_helper_lib, PTREC_BR_RET);
+	soft(&r1, PROG_BASE + fx->helper, PROG_BASE + fx->r_main_helper, PTREC_BR_RET);
+	soft(&r1, PROG_BASE + fx->r_main_middle, PROG_BASE + fx->middle, PTREC_BR_CALL);
+	soft(&r1, PROG_BASE + fx->r_middle_leaf, PROG_BASE + fx->leaf, PTREC_BR_CALL);
 
-	tw_soft(&r2, PROG_BASE + fx->r_main_helper, PROG_BASE + fx->helper, PTREC_BR_CALL);
-	tw_soft(&r2, PROG_BASE + fx->r_helper_lib, LIB_BASE + fx->lib_work, PTREC_BR_CALL);
+	soft(&r2, PROG_BASE + fx->r_main_helper, PROG_BASE + fx->helper, PTREC_BR_CALL);
+	soft(&r2, PROG_BASE + fx->r_helper_lib, LIB_BASE + fx->lib_work, PTREC_BR_CALL);
 	if (fx->vdso_fn)
-		tw_soft(&r2, LIB_BASE + fx->lib_work + 4, fx->vdso_fn, PTREC_BR_CALL);
+		soft(&r2, LIB_BASE + fx->lib_work + 4, fx->vdso_fn, PTREC_BR_CALL);
 
 #define MAPLINE(...) do { snprintf(line, sizeof(line), __VA_ARGS__); \
 		tb_put(&maps, line, strlen(line)); } while (0)
@@ -282,7 +294,7 @@ static void make_dump(const struct fixture *fx, struct tbuf *b, const uint8_t *b
 #undef MAPLINE
 
 	memset(b, 0, sizeof(*b));
-	tw_header(b);
+	tw_header_v(b, dump_version);
 	tw_process(b, 1000, 1001, PTREC_EVENT_CRASH, 11, 1, 0, PTREC_BACKEND_INSTRUMENTED, 2,
 	           "rprog", prog, "");
 	tw_regs(b, 1001, fx->rip, STACK_LO, STACK_LO + 0x10);
@@ -386,6 +398,38 @@ static void test_text(const struct fixture *fx, const char *dump)
 	free(l_helper);
 	free(l_lib);
 	free(bytes);
+}
+
+/* The same history in a version 1 dump (24-byte records, written by older releases) and in a
+ * version 2 dump (16-byte records) gives the same report, line for line. */
+static void test_old_and_new_format(const struct fixture *fx, const char *v1_dump)
+{
+	struct tbuf b;
+	size_t t2;
+	char v2_dump[4300], v1_copy[4300];
+	int st1, st2;
+
+	dump_version = 2;
+	make_dump(fx, &b, NULL, 0, &t2);
+	dump_version = 1;
+	CHECK_EQ_U64(b.p[8], 2);
+	snprintf(v2_dump, sizeof(v2_dump), "%s/crash.v2", dir);
+	write_file(v2_dump, b.p, b.n);
+	free(b.p);
+	/* Same file name length, so the header lines naming the dump compare equal too. */
+	snprintf(v1_copy, sizeof(v1_copy), "%s/crash.v1", dir);
+	free(capture(NULL, "cp '%s' '%s'", v1_dump, v1_copy));
+	char *o1 = report(&st1, v1_copy, "");
+	char *o2 = report(&st2, v2_dump, "");
+	CHECK_EQ_U64(st1, 0);
+	CHECK_EQ_U64(st2, 0);
+	char *l1 = strstr(o1, "== Thread 1001"), *l2 = strstr(o2, "== Thread 1001");
+	CHECK(l1 && l2 && strstr(l1, " call ") != NULL);
+	if (l1 && l2 && strcmp(l1, l2))
+		fprintf(stderr, "--- v1 report\n%s\n--- v2 report\n%s\n", l1, l2);
+	CHECK(l1 && l2 && !strcmp(l1, l2));
+	free(o1);
+	free(o2);
 }
 
 static void test_options(const char *dump)
@@ -750,6 +794,7 @@ int main(void)
 	free(b.p);
 
 	test_text(&fx, dump);
+	test_old_and_new_format(&fx, dump);
 	test_options(dump);
 	test_json_and_trace(dump);
 	test_build_ids(&fx);

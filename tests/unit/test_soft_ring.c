@@ -1,6 +1,6 @@
-/* test_soft_ring.c — the instrumented backend's per-thread ring: what each hook records,
- * append and wrap (records straddling the end of the ring), the oldest-first view that drops
- * the partly overwritten oldest record, and freeze/thaw. */
+/* test_soft_ring.c — the instrumented backend's per-thread ring: what each hook records (the
+ * 16-byte soft record of core/branch.h), markers, append and wrap, the oldest-first view,
+ * freeze/thaw (the hooks' one check), and the TSC-to-nanoseconds conversion. */
 #include "config.h"
 
 #include "core/branch.h"
@@ -11,13 +11,14 @@
 void __cyg_profile_func_enter(void *fn, void *call_site);
 void __cyg_profile_func_exit(void *fn, void *call_site);
 void __sanitizer_cov_trace_pc(void);
+void __ptrec_fentry(void);
 
 /* Copies the view's pieces into out (oldest first) and returns the record count. */
-static size_t records(const struct ptrec_ring_view *v, struct ptrec_bts_record *out, size_t max)
+static size_t records(const struct ptrec_ring_view *v, struct ptrec_soft_record *out, size_t max)
 {
 	uint8_t *p = (uint8_t *)out;
 	size_t n = v->len[0] + v->len[1];
-	CHECK(n % sizeof(struct ptrec_bts_record) == 0);
+	CHECK(n % sizeof(struct ptrec_soft_record) == 0);
 	CHECK(n <= max * sizeof(*out));
 	if (n > max * sizeof(*out))
 		return 0;
@@ -27,92 +28,145 @@ static size_t records(const struct ptrec_ring_view *v, struct ptrec_bts_record *
 	return n / sizeof(*out);
 }
 
+/* A function compiled the way -mfentry compiles one: it calls __ptrec_fentry first thing,
+ * before its prologue.  It returns its entry stack pointer (where its return address sits). */
+uint64_t entered(void);
+__asm__(".text\n"
+        ".globl entered\n"
+        ".type entered, @function\n"
+        "entered:\n"
+        "\tcall __ptrec_fentry@PLT\n"
+        "\tmovq %rsp, %rax\n"
+        "\tret\n"
+        ".size entered, .-entered\n");
+
+static void test_time_convert(void)
+{
+	struct ptrec_ring r;
+	/* A 2.5 GHz TSC: 2.5e9 ticks per 1e9 ns, so 0.4 ns per tick. */
+	ptrec_soft_time_convert(1000000000ull, 5000000000ull, 3500000000ull, 6000000000ull, &r);
+	CHECK(r.time_mult != 0);
+	uint64_t tsc = 2000000000ull; /* 1e9 ticks after the first reading: 400 ms later */
+	uint64_t ns = r.time_zero + (tsc >> r.time_shift) * r.time_mult +
+	              (((tsc & ((1ull << r.time_shift) - 1)) * r.time_mult) >> r.time_shift);
+	CHECK(ns > 5400000000ull - 2 && ns < 5400000000ull + 2);
+	/* Too close together: unknown. */
+	ptrec_soft_time_convert(100, 5, 200, 9, &r);
+	CHECK(r.time_mult == 0 && r.time_zero == 0);
+}
+
 int main(void)
 {
 	struct ptrec_config cfg;
 	struct ptrec_ring ring;
 	struct ptrec_ring_view v;
-	struct ptrec_bts_record rec[256];
+	struct ptrec_soft_record rec[512];
 	char reason[PTREC_REASON_MAX];
 	const struct ptrec_backend_ops *ops = &ptrec_backend_instrumented;
+
+	/* Hooks that run before any ring exists record nothing but are noticed. */
+	CHECK(ptrec_soft_hooks_seen == 0);
+	__cyg_profile_func_enter((void *)1, (void *)2);
+	CHECK(ptrec_soft_hooks_seen == 1);
 
 	ptrec_config_init(&cfg);
 	cfg.backend = PTREC_BACKEND_INSTRUMENTED;
 	CHECK(ops->id == PTREC_BACKEND_INSTRUMENTED);
 	CHECK(ops->probe(&cfg, reason, sizeof(reason)) == 0);
 	CHECK(ops->open(&ring, 3 * 4096, &cfg, reason, sizeof(reason)) == -PTREC_EINVAL);
+	CHECK(ops->open(&ring, 8, &cfg, reason, sizeof(reason)) == -PTREC_EINVAL);
 	CHECK(ops->open(&ring, 4096, &cfg, reason, sizeof(reason)) == 0);
 	CHECK(ring.size == 4096 && ring.head == 0 && ring.data != NULL);
 
-	/* Each hook appends one 24-byte record: CALL from the call site to the function, RET
-	 * from the function back to the call site, EDGE at the instrumented site. */
+	/* Each hook appends one 16-byte record: CALL from the call site to the function, RET
+	 * from the function back to the call site, EDGE at the instrumented site, each with the
+	 * time in x; a marker holds its value and the full TSC. */
 	__cyg_profile_func_enter((void *)0x401000, (void *)0x402222);
 	__cyg_profile_func_exit((void *)0x401000, (void *)0x402222);
 	__sanitizer_cov_trace_pc();
-	CHECK_EQ_U64(ring.head, 3 * 24);
+	ptrec_soft_mark(0x1234567890abcdefull);
+	CHECK_EQ_U64(ring.head, 4 * 16);
 	ops->view(&ring, &v);
 	CHECK(!v.wrapped);
-	CHECK(records(&v, rec, 256) == 3);
-	CHECK_EQ_U64(rec[0].from, 0x402222);
-	CHECK_EQ_U64(rec[0].to, 0x401000);
-	CHECK_EQ_U64(rec[0].flags, PTREC_BTS_SOFT | PTREC_BR_CALL);
-	CHECK_EQ_U64(rec[1].from, 0x401000);
-	CHECK_EQ_U64(rec[1].to, 0x402222);
-	CHECK_EQ_U64(rec[1].flags, PTREC_BTS_SOFT | PTREC_BR_RET);
-	CHECK(rec[2].from != 0 && rec[2].to == 0);
-	CHECK_EQ_U64(rec[2].flags, PTREC_BTS_SOFT | PTREC_BR_EDGE);
+	CHECK(records(&v, rec, 512) == 4);
+	CHECK_EQ_U64(PTREC_SOFT_KIND(rec[0].w0), PTREC_SOFT_CALL);
+	CHECK_EQ_U64(PTREC_SOFT_A(rec[0].w0), 0x402222);
+	CHECK_EQ_U64(PTREC_SOFT_B(rec[0].w1), 0x401000);
+	CHECK_EQ_U64(PTREC_SOFT_KIND(rec[1].w0), PTREC_SOFT_RET);
+	CHECK_EQ_U64(PTREC_SOFT_A(rec[1].w0), 0x401000);
+	CHECK_EQ_U64(PTREC_SOFT_B(rec[1].w1), 0x402222);
+	CHECK_EQ_U64(PTREC_SOFT_KIND(rec[2].w0), PTREC_SOFT_EDGE);
+	CHECK(PTREC_SOFT_A(rec[2].w0) != 0 && PTREC_SOFT_B(rec[2].w1) == 0);
+	CHECK_EQ_U64(PTREC_SOFT_KIND(rec[3].w0), PTREC_SOFT_MARK);
+	CHECK_EQ_U64(rec[3].w1, 0x1234567890abcdefull);
+	/* Times never go backwards within the 28-bit window (the records are nanoseconds
+	 * apart), and the marker's full TSC matches the EDGE's truncated one. */
+	uint64_t x0 = PTREC_SOFT_X(rec[0].w0, rec[0].w1), x2 = PTREC_SOFT_X(rec[2].w0, rec[2].w1);
+	uint64_t mark_x = ((rec[3].w0 & PTREC_SOFT_TSC_MASK) >> 6) & PTREC_SOFT_X_MASK;
+	CHECK(((x2 - x0) & PTREC_SOFT_X_MASK) < (1u << 20));
+	CHECK(((mark_x - x2) & PTREC_SOFT_X_MASK) < (1u << 20));
 
-	/* 200 records in a 4096-byte ring: 4800 bytes written, so the ring wrapped.  The oldest
-	 * whole record still there starts at byte 720 (= 30 * 24, the first record boundary after
-	 * 4800 - 4096 = 704): records 30..199 (170 of them) remain, in order, including the ones
-	 * that straddle the end of the ring. */
+	/* The entry-only hook: ENTRY from the caller's call site into the function, with the
+	 * function's entry stack pointer (where its return address sits) in x. */
 	ring.head = 0;
-	for (unsigned i = 0; i < 200; i++)
+	uint64_t sp = entered();
+	CHECK_EQ_U64(ring.head, 16);
+	ops->view(&ring, &v);
+	CHECK(records(&v, rec, 512) == 1);
+	CHECK_EQ_U64(PTREC_SOFT_KIND(rec[0].w0), PTREC_SOFT_ENTRY);
+	CHECK_EQ_U64(PTREC_SOFT_B(rec[0].w1), (uintptr_t)entered + 5); /* after the 5-byte call */
+	CHECK(PTREC_SOFT_A(rec[0].w0) > (uintptr_t)main &&
+	      PTREC_SOFT_A(rec[0].w0) < (uintptr_t)main + 4096);       /* the call site in main */
+	CHECK_EQ_U64(PTREC_SOFT_X(rec[0].w0, rec[0].w1), (sp >> 3) & PTREC_SOFT_X_MASK);
+
+	/* 300 records in a 4096-byte ring (256 records): the ring wrapped; records 44..299
+	 * remain, in order. */
+	ring.head = 0;
+	for (unsigned i = 0; i < 300; i++)
 		ptrec_soft_append(i, 1000 + i, PTREC_BR_JMP);
 	CHECK_EQ_U64(ring.head, 4800);
 	ops->view(&ring, &v);
 	CHECK(v.wrapped);
 	CHECK_EQ_U64(v.head, 4800);
-	CHECK(v.part[0] == ring.data + 720);
-	CHECK_EQ_U64(v.len[0], 4096 - 720);
-	CHECK(v.part[1] == ring.data);
-	CHECK_EQ_U64(v.len[1], 4800 - 4096);
-	size_t n = records(&v, rec, 256);
-	CHECK_EQ_U64(n, 170);
+	CHECK(v.part[0] == ring.data + 4800 - 4096);
+	size_t n = records(&v, rec, 512);
+	CHECK_EQ_U64(n, 256);
 	int in_order = 1;
 	for (size_t i = 0; i < n; i++)
-		if (rec[i].from != 30 + i || rec[i].to != 1030 + i ||
-		    rec[i].flags != (PTREC_BTS_SOFT | PTREC_BR_JMP))
+		if (PTREC_SOFT_KIND(rec[i].w0) != PTREC_SOFT_BRANCH || PTREC_SOFT_A(rec[i].w0) != 44 + i ||
+		    PTREC_SOFT_B(rec[i].w1) != 1044 + i ||
+		    PTREC_SOFT_X(rec[i].w0, rec[i].w1) != PTREC_BR_JMP)
 			in_order = 0;
 	CHECK(in_order);
 
-	/* The pure view (heads are whole records): not yet wrapped, wrapped with a partial
-	 * oldest record dropped. */
-	ptrec_soft_view_make(ring.data, 4096, 170 * 24, &v);
-	CHECK(!v.wrapped && v.part[0] == ring.data && v.len[0] == 4080 && v.len[1] == 0);
-	ptrec_soft_view_make(ring.data, 4096, 180 * 24, &v); /* oldest byte 224: starts at 240 */
-	CHECK(v.wrapped);
-	CHECK(v.part[0] == ring.data + 240);
-	CHECK_EQ_U64(v.len[0] + v.len[1], 180 * 24 - 240);
-	ptrec_soft_view_make(ring.data, 4096, 171 * 24, &v);  /* oldest byte 8: starts at 24 */
-	CHECK(v.part[0] == ring.data + 24);
-	CHECK_EQ_U64(v.len[0] + v.len[1], 170 * 24);
+	/* The pure view of a wrapped ring whose head is not on a record boundary. */
+	ptrec_soft_view_make(ring.data, 4096, 4096 + 8, &v); /* oldest byte 8: starts at 16 */
+	CHECK(v.wrapped && v.part[0] == ring.data + 16);
+	CHECK_EQ_U64(v.len[0] + v.len[1], 4096 - 8);
 	ptrec_soft_view_make(NULL, 0, 0, &v);
 	CHECK(v.len[0] == 0 && v.part[0] == NULL);
 
-	/* Frozen rings take no records; thawed ones go on. */
+	/* Frozen rings take no records and carry the format and the freeze TSC; thawed ones go
+	 * on. */
 	ring.head = 0;
 	ops->freeze(&ring);
+	CHECK(ring.soft_mask == 0);
+	CHECK(ring.config & PTREC_SOFT_FMT_TIMED);
+	CHECK(ring.config1 != 0);
 	ptrec_soft_append(1, 2, PTREC_BR_CALL);
+	ptrec_soft_mark(7);
+	__cyg_profile_func_enter((void *)1, (void *)2);
 	CHECK_EQ_U64(ring.head, 0);
 	ops->thaw(&ring);
 	ptrec_soft_append(1, 2, PTREC_BR_CALL);
-	CHECK_EQ_U64(ring.head, 24);
+	CHECK_EQ_U64(ring.head, 16);
 
 	/* After close the hooks find no ring and record nothing (and do not crash). */
 	ops->close(&ring);
 	CHECK(ring.data == NULL);
 	__cyg_profile_func_enter((void *)1, (void *)2);
-	CHECK(ptrec_soft_hooks_seen == 1);
+	ptrec_soft_mark(1);
+
+	test_time_convert();
 	return check_done();
 }

@@ -1,0 +1,69 @@
+/* soft_write.h — the instrumented backend's hot path: append one 16-byte record
+ * (struct ptrec_soft_record, core/branch.h) to the calling thread's ring.  Shared by the hooks
+ * built into libptrec and into the static hook archive (libptrec_hooks.a) that programs link
+ * so that the hooks are direct calls, not calls through the PLT.
+ *
+ * The thread's ring pointer lives in initial-exec TLS and is never NULL: a thread without a
+ * ring points at a static ring whose soft_mask is 0.  soft_mask is the only check on the hot
+ * path: freezing (from any thread, also at crash time) and closing set it to 0, so "no ring",
+ * "frozen" and "stop recording" are one well-predicted branch.
+ *
+ * ASYNC-SIGNAL-SAFE: no calls, no allocation; only the owning thread writes its ring. */
+#ifndef PTREC_SOFT_WRITE_H
+#define PTREC_SOFT_WRITE_H
+
+#include <stdint.h>
+
+#include "capture/backend.h"
+#include "core/branch.h"
+
+#define PTREC_SOFT_HOT \
+	__attribute__((no_instrument_function, no_sanitize("address", "undefined"), always_inline)) \
+	static inline
+
+/* The calling thread's ring (never NULL; see above).  Defined in backend_soft.c and exported
+ * from libptrec.so for the hook archive. */
+extern PTREC_API __thread struct ptrec_ring *__ptrec_soft_tls __attribute__((tls_model("initial-exec")));
+
+/* Set to 1 when a hook ran without a ring (the program carries instrumentation). */
+extern volatile int ptrec_soft_hooks_seen;
+
+/* TSC bits dropped from CALL/RET/EDGE times: x = (TSC >> 6) mod 2^28, i.e. ~20 ns units that
+ * wrap after 2^34 cycles (several seconds). */
+#define PTREC_SOFT_TIME_SHIFT 6
+
+PTREC_SOFT_HOT uint64_t ptrec_soft_tsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Appends {w0, w1} to the calling thread's ring, or marks the hooks seen when it has none. */
+PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
+{
+	struct ptrec_ring *r = __ptrec_soft_tls;
+	uint64_t m = r->soft_mask;
+	if (__builtin_expect(m == 0, 0)) {
+		if (!ptrec_soft_hooks_seen)
+			ptrec_soft_hooks_seen = 1;
+		return;
+	}
+	uint64_t h = r->head;
+	uint64_t *p = (uint64_t *)(void *)(r->data + (h & m));
+	p[0] = w0;
+	p[1] = w1;
+	/* The compiler barrier keeps the record stores before the head store that publishes
+	 * them to a reader in a signal handler on this thread. */
+	__asm__ volatile("" ::: "memory");
+	r->head = h + sizeof(struct ptrec_soft_record);
+}
+
+/* A record of kind with addresses a, b and the current time in x. */
+PTREC_SOFT_HOT void ptrec_soft_put_timed(unsigned kind, uint64_t a, uint64_t b)
+{
+	uint64_t x = ptrec_soft_tsc() >> PTREC_SOFT_TIME_SHIFT;
+	ptrec_soft_put(PTREC_SOFT_W0(kind, a, x), PTREC_SOFT_W1(b, x));
+}
+
+#endif
