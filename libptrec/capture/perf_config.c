@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "capture/perf_config.h"
+#include "core/elf_check.h"
 #include "ptrec.h"
 
 void ptrec_pt_request_default(struct ptrec_pt_request *req, size_t ring_size)
@@ -223,7 +224,10 @@ int ptrec_pt_config_build(const struct ptrec_pmu *pmu, const struct ptrec_pt_req
 static int whole_object(const char *path, char *out, size_t outlen, int first, char *err,
                         size_t errlen)
 {
-	Elf64_Ehdr eh;
+	unsigned char ehbuf[PTREC_ELF_EHDR_MAX];
+	struct ptrec_elf_hdr eh;
+	const char *why;
+	ssize_t got;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int n = 0;
 
@@ -231,28 +235,30 @@ static int whole_object(const char *path, char *out, size_t outlen, int first, c
 		say(err, errlen, "filter object %s: %s", path, strerror(errno));
 		return -PTREC_EINVAL;
 	}
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 4096) {
-		say(err, errlen, "filter object %s: not a 64-bit ELF file", path);
+	got = pread(fd, ehbuf, sizeof(ehbuf), 0);
+	if (ptrec_elf_hdr_check(ehbuf, got > 0 ? (size_t)got : 0, 0, &eh, &why) != 0 ||
+	    (why = "no program headers", eh.phnum == 0)) {
+		say(err, errlen, "filter object %s: %s", path, why);
 		close(fd);
 		return -PTREC_EINVAL;
 	}
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		Elf64_Phdr ph;
-		off_t at = (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph));
+	for (unsigned i = 0; i < eh.phnum; i++) {
+		unsigned char ent[sizeof(Elf64_Phdr)];
+		struct ptrec_elf_phdr ph;
+		off_t at = (off_t)(eh.phoff + (uint64_t)i * eh.phentsize);
 
-		if (pread(fd, &ph, sizeof(ph), at) != (ssize_t)sizeof(ph)) {
+		if (pread(fd, ent, eh.phentsize, at) != (ssize_t)eh.phentsize) {
 			say(err, errlen, "filter object %s: program header %u unreadable", path, i);
 			close(fd);
 			return -PTREC_EINVAL;
 		}
-		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_filesz == 0)
+		ptrec_elf_phdr_decode(&eh, ent, &ph);
+		if (ph.type != PT_LOAD || !(ph.flags & PF_X) || ph.filesz == 0)
 			continue;
 		size_t used = strnlen(out, outlen);
 		int w = snprintf(out + used, outlen - used, "%sfilter 0x%llx/0x%llx@%s",
-		                 first && n == 0 ? "" : ",", (unsigned long long)ph.p_offset,
-		                 (unsigned long long)ph.p_filesz, path);
+		                 first && n == 0 ? "" : ",", (unsigned long long)ph.offset,
+		                 (unsigned long long)ph.filesz, path);
 		if (w < 0 || (size_t)w >= outlen - used) {
 			say(err, errlen, "filter for %s does not fit in %zu bytes", path, outlen);
 			close(fd);

@@ -21,6 +21,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "core/elf_check.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
 
@@ -325,47 +326,36 @@ static int path_is(const struct map_line *m, const char *s)
 static size_t find_build_id(struct dump_ctx *c, const struct map_line *m, uint8_t *id,
                             size_t idcap)
 {
-	Elf64_Ehdr eh;
+	uint8_t ehbuf[PTREC_ELF_EHDR_MAX];
+	struct ptrec_elf_hdr eh;
 	Elf64_Phdr ph[64];
+	const char *why;
 
-	if (ptrec_safe_copy(&eh, m->start, sizeof(eh)) != sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 64 ||
-	    eh.e_phoff > m->end - m->start)
+	if (ptrec_safe_copy(ehbuf, m->start, sizeof(ehbuf)) != sizeof(ehbuf) ||
+	    ptrec_elf_hdr_check(ehbuf, sizeof(ehbuf), 0, &eh, &why) != 0 || eh.phnum == 0 ||
+	    eh.phnum > 64 || !ptrec_elf_phdrs_within(&eh, m->end - m->start))
 		return 0;
-	size_t phbytes = eh.e_phnum * sizeof(Elf64_Phdr);
-	if (ptrec_safe_copy(ph, m->start + eh.e_phoff, phbytes) != phbytes)
+	size_t phbytes = eh.phnum * sizeof(Elf64_Phdr);
+	if (ptrec_safe_copy(ph, m->start + eh.phoff, phbytes) != phbytes)
 		return 0;
 	uint64_t bias = 0;
-	if (eh.e_type == ET_DYN) {
-		for (unsigned i = 0; i < eh.e_phnum; i++)
+	if (eh.type == ET_DYN) {
+		for (unsigned i = 0; i < eh.phnum; i++)
 			if (ph[i].p_type == PT_LOAD) {
 				bias = m->start - (ph[i].p_vaddr & ~(uint64_t)0xfff);
 				break;
 			}
 	}
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
+	for (unsigned i = 0; i < eh.phnum; i++) {
 		if (ph[i].p_type != PT_NOTE || ph[i].p_memsz < 12)
 			continue;
 		size_t len = ph[i].p_memsz < BOUNCE_SIZE ? (size_t)ph[i].p_memsz : BOUNCE_SIZE;
+		const uint8_t *found;
 		len = ptrec_safe_copy(c->bounce, bias + ph[i].p_vaddr, len);
-		size_t off = 0;
-		while (off + 12 <= len) {
-			uint32_t namesz, descsz, type;
-			memcpy(&namesz, c->bounce + off, 4);
-			memcpy(&descsz, c->bounce + off + 4, 4);
-			memcpy(&type, c->bounce + off + 8, 4);
-			size_t name_off = off + 12;
-			size_t desc_off = name_off + ((namesz + 3u) & ~3u);
-			size_t next = desc_off + ((descsz + 3u) & ~3u);
-			if (namesz > len || descsz > len || next > len || next <= off)
-				break;
-			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-			    memcmp(c->bounce + name_off, "GNU", 4) == 0 && descsz <= idcap) {
-				memcpy(id, c->bounce + desc_off, descsz);
-				return descsz;
-			}
-			off = next;
+		size_t n = ptrec_elf_note_build_id(c->bounce, len, idcap, &found);
+		if (n) {
+			memcpy(id, found, n);
+			return n;
 		}
 	}
 	return 0;

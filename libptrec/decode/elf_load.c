@@ -10,16 +10,8 @@
 #include <unistd.h>
 
 #include "ptrec.h"
+#include "core/elf_check.h"
 #include "decode/elf_load.h"
-
-/* One program header, class-independent. */
-struct seg {
-	uint32_t type;   /* p_type */
-	uint32_t flags;  /* p_flags */
-	uint64_t offset; /* p_offset */
-	uint64_t vaddr;  /* p_vaddr */
-	uint64_t filesz; /* p_filesz */
-};
 
 static int read_at(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -45,7 +37,6 @@ static int fail(long long *bad_offset, long long off, int err)
 int ptrec_elf_load_image(struct ptrec_pt_img *img, const char *path, int has_base, uint64_t base,
                    long long *bad_offset)
 {
-	unsigned char ident[EI_NIDENT];
 	struct stat st;
 
 	if (bad_offset)
@@ -60,73 +51,34 @@ int ptrec_elf_load_image(struct ptrec_pt_img *img, const char *path, int has_bas
 		return -PTREC_EIO;
 	}
 	uint64_t fsize = (uint64_t)st.st_size;
-	if (fsize < EI_NIDENT || read_at(fd, ident, EI_NIDENT, 0) < 0) {
+	unsigned char ehbuf[PTREC_ELF_EHDR_MAX];
+	size_t ehlen = fsize < sizeof(ehbuf) ? (size_t)fsize : sizeof(ehbuf);
+	struct ptrec_elf_hdr eh;
+	const char *why;
+	if (read_at(fd, ehbuf, ehlen, 0) < 0 ||
+	    ptrec_elf_hdr_check(ehbuf, ehlen, PTREC_ELF_ALLOW32, &eh, &why) != 0) {
 		close(fd);
 		return fail(bad_offset, 0, -PTREC_EFORMAT);
 	}
-	if (memcmp(ident, ELFMAG, SELFMAG) != 0 || ident[EI_DATA] != ELFDATA2LSB ||
-	    (ident[EI_CLASS] != ELFCLASS64 && ident[EI_CLASS] != ELFCLASS32)) {
-		close(fd);
-		return fail(bad_offset, 0, -PTREC_EFORMAT);
-	}
-	int is64 = ident[EI_CLASS] == ELFCLASS64;
-	uint64_t phoff;
-	unsigned phnum, phentsize;
-	if (is64) {
-		Elf64_Ehdr eh;
-		if (fsize < sizeof(eh) || read_at(fd, &eh, sizeof(eh), 0) < 0) {
-			close(fd);
-			return fail(bad_offset, 0, -PTREC_EFORMAT);
-		}
-		phoff = eh.e_phoff;
-		phnum = eh.e_phnum;
-		phentsize = eh.e_phentsize;
-		if (phentsize != sizeof(Elf64_Phdr)) {
-			close(fd);
-			return fail(bad_offset, (long long)offsetof(Elf64_Ehdr, e_phentsize),
-			            -PTREC_EFORMAT);
-		}
-	} else {
-		Elf32_Ehdr eh;
-		if (fsize < sizeof(eh) || read_at(fd, &eh, sizeof(eh), 0) < 0) {
-			close(fd);
-			return fail(bad_offset, 0, -PTREC_EFORMAT);
-		}
-		phoff = eh.e_phoff;
-		phnum = eh.e_phnum;
-		phentsize = eh.e_phentsize;
-		if (phentsize != sizeof(Elf32_Phdr)) {
-			close(fd);
-			return fail(bad_offset, (long long)offsetof(Elf32_Ehdr, e_phentsize),
-			            -PTREC_EFORMAT);
-		}
-	}
-	if (phnum == 0 || phoff > fsize || (uint64_t)phnum * phentsize > fsize - phoff) {
+	uint64_t phoff = eh.phoff;
+	unsigned phnum = eh.phnum;
+	if (phnum == 0 || !ptrec_elf_phdrs_within(&eh, fsize)) {
 		close(fd);
 		return fail(bad_offset, (long long)phoff, -PTREC_EFORMAT);
 	}
 
-	struct seg segs[64];
+	struct ptrec_elf_phdr segs[64];
 	unsigned nseg = 0;
 	uint64_t lowest = UINT64_MAX;
 	for (unsigned i = 0; i < phnum; i++) {
-		uint64_t at = phoff + (uint64_t)i * phentsize;
-		struct seg s;
-		if (is64) {
-			Elf64_Phdr ph;
-			if (read_at(fd, &ph, sizeof(ph), at) < 0) {
-				close(fd);
-				return fail(bad_offset, (long long)at, -PTREC_EFORMAT);
-			}
-			s = (struct seg){ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr, ph.p_filesz};
-		} else {
-			Elf32_Phdr ph;
-			if (read_at(fd, &ph, sizeof(ph), at) < 0) {
-				close(fd);
-				return fail(bad_offset, (long long)at, -PTREC_EFORMAT);
-			}
-			s = (struct seg){ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr, ph.p_filesz};
+		uint64_t at = phoff + (uint64_t)i * eh.phentsize;
+		unsigned char ent[sizeof(Elf64_Phdr)];
+		struct ptrec_elf_phdr s;
+		if (read_at(fd, ent, eh.phentsize, at) < 0) {
+			close(fd);
+			return fail(bad_offset, (long long)at, -PTREC_EFORMAT);
 		}
+		ptrec_elf_phdr_decode(&eh, ent, &s);
 		if (s.type != PT_LOAD)
 			continue;
 		if (s.vaddr < lowest)

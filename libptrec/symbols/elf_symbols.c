@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/elf_check.h"
 #include "symbols/elf_symbols.h"
 #include "ptrec.h"
 
@@ -43,63 +44,59 @@ static const char *str_at(const struct ptrec_elf *elf, uint64_t base, uint64_t l
 
 static int read_headers(struct ptrec_elf *elf, struct ptrec_warnings *w)
 {
-	Elf64_Ehdr eh;
+	struct ptrec_elf_hdr h;
+	const char *why;
 	uint64_t shnum, shstrndx;
 
-	if (elf->size < sizeof(eh) || memcmp(elf->data, ELFMAG, SELFMAG))
+	if (ptrec_elf_hdr_check(elf->data, elf->size, 0, &h, &why) != 0)
 		return -PTREC_EFORMAT;
-	memcpy(&eh, elf->data, sizeof(eh));
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64)
-		return -PTREC_EFORMAT;
-	elf->e_type = eh.e_type;
-	elf->entry = eh.e_entry;
+	elf->e_type = h.type;
+	elf->entry = h.entry;
 
 	/* Program headers: PT_LOAD segments. */
-	if (eh.e_phnum) {
-		if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
-		    !in_file(elf, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))
+	if (h.phnum) {
+		if (!ptrec_elf_phdrs_within(&h, elf->size))
 			return -PTREC_EFORMAT;
-		elf->loads = calloc(eh.e_phnum, sizeof(*elf->loads));
+		elf->loads = calloc(h.phnum, sizeof(*elf->loads));
 		if (!elf->loads)
 			return -PTREC_ENOMEM;
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-			memcpy(&ph, elf->data + eh.e_phoff + i * sizeof(ph), sizeof(ph));
-			if (ph.p_type != PT_LOAD)
+		for (unsigned i = 0; i < h.phnum; i++) {
+			struct ptrec_elf_phdr ph;
+			ptrec_elf_phdr_decode(&h, elf->data + h.phoff + (uint64_t)i * h.phentsize, &ph);
+			if (ph.type != PT_LOAD)
 				continue;
-			if (ph.p_filesz > ph.p_memsz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr) {
+			if (ph.filesz > ph.memsz || ph.vaddr + ph.memsz < ph.vaddr) {
 				ptrec_warn(w, "%s: PT_LOAD %u has inconsistent sizes; ignored", elf->path, i);
 				continue;
 			}
-			if (!in_file(elf, ph.p_offset, ph.p_filesz)) {
+			if (!in_file(elf, ph.offset, ph.filesz)) {
 				ptrec_warn(w, "%s: PT_LOAD %u lies outside the file (truncated?)",
 				           elf->path, i);
-				ph.p_filesz = ph.p_offset <= elf->size ? elf->size - ph.p_offset : 0;
+				ph.filesz = ph.offset <= elf->size ? elf->size - ph.offset : 0;
 			}
 			elf->loads[elf->nloads++] = (struct ptrec_elf_load){
-				ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags};
+				ph.vaddr, ph.offset, ph.filesz, ph.memsz, ph.flags};
 		}
 	}
 
 	/* Section headers. */
-	if (!eh.e_shoff)
+	if (!h.shoff)
 		return 0;
-	if (eh.e_shentsize != sizeof(Elf64_Shdr) || !in_file(elf, eh.e_shoff, sizeof(Elf64_Shdr))) {
+	if (h.shentsize != sizeof(Elf64_Shdr) || !in_file(elf, h.shoff, sizeof(Elf64_Shdr))) {
 		ptrec_warn(w, "%s: section headers lie outside the file; no symbols", elf->path);
 		return 0;
 	}
-	shnum = eh.e_shnum;
-	shstrndx = eh.e_shstrndx;
+	shnum = h.shnum;
+	shstrndx = h.shstrndx;
 	if (shnum == 0 || shstrndx == SHN_XINDEX) {
 		Elf64_Shdr s0;
-		memcpy(&s0, elf->data + eh.e_shoff, sizeof(s0));
+		memcpy(&s0, elf->data + h.shoff, sizeof(s0));
 		if (shnum == 0)
 			shnum = s0.sh_size;
 		if (shstrndx == SHN_XINDEX)
 			shstrndx = s0.sh_link;
 	}
-	if (shnum > 65536 * 4 || !in_file(elf, eh.e_shoff, shnum * sizeof(Elf64_Shdr))) {
+	if (shnum > 65536 * 4 || !in_file(elf, h.shoff, shnum * sizeof(Elf64_Shdr))) {
 		ptrec_warn(w, "%s: %llu section headers do not fit in the file; no symbols",
 		           elf->path, (unsigned long long)shnum);
 		return 0;
@@ -111,7 +108,7 @@ static int read_headers(struct ptrec_elf *elf, struct ptrec_warnings *w)
 	for (uint64_t i = 0; i < shnum; i++) {
 		Elf64_Shdr sh;
 		struct ptrec_elf_section *s = &elf->sections[i];
-		memcpy(&sh, elf->data + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		memcpy(&sh, elf->data + h.shoff + i * sizeof(sh), sizeof(sh));
 		s->type = sh.sh_type;
 		s->link = sh.sh_link;
 		s->flags = sh.sh_flags;
@@ -128,7 +125,7 @@ static int read_headers(struct ptrec_elf *elf, struct ptrec_warnings *w)
 		for (uint64_t i = 0; i < shnum; i++) {
 			Elf64_Shdr sh;
 			const char *n;
-			memcpy(&sh, elf->data + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+			memcpy(&sh, elf->data + h.shoff + i * sizeof(sh), sizeof(sh));
 			n = str_at(elf, ss->offset, ss->size, sh.sh_name);
 			elf->sections[i].name = n ? n : "";
 		}
@@ -380,28 +377,15 @@ out:
 	return rc;
 }
 
-/* Reads NT_GNU_BUILD_ID from notes in [off, off+len). */
+/* Reads NT_GNU_BUILD_ID from notes in [off, off+len) of the file. */
 static void read_notes(struct ptrec_elf *elf, uint64_t off, uint64_t len)
 {
-	uint64_t p = 0;
+	const uint8_t *id;
+	size_t n = ptrec_elf_note_build_id(elf->data + off, (size_t)len, sizeof(elf->build_id), &id);
 
-	while (p + 12 <= len && !elf->build_id_len) {
-		uint32_t nh[3];
-		uint64_t name_sz, desc_sz, name_off, desc_off;
-		memcpy(nh, elf->data + off + p, 12);
-		name_sz = (nh[0] + 3ull) & ~3ull;
-		desc_sz = (nh[1] + 3ull) & ~3ull;
-		name_off = p + 12;
-		desc_off = name_off + name_sz;
-		if (desc_off > len || desc_sz > len - desc_off)
-			return;
-		if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4 &&
-		    !memcmp(elf->data + off + name_off, "GNU", 4) && nh[1] &&
-		    nh[1] <= sizeof(elf->build_id)) {
-			memcpy(elf->build_id, elf->data + off + desc_off, nh[1]);
-			elf->build_id_len = nh[1];
-		}
-		p = desc_off + desc_sz;
+	if (n) {
+		memcpy(elf->build_id, id, n);
+		elf->build_id_len = n;
 	}
 }
 
