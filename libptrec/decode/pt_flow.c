@@ -73,6 +73,7 @@ enum nx_kind {
 	NX_SYNC,     /* PSB+ with FUP: execution must be at ip when the TNT queue empties */
 	NX_OVF,      /* OVF; ip = resume IP when has_ip; resume_pge when TIP.PGE follows */
 	NX_END,      /* end of the trace */
+	NX_SYNC_OFF, /* PSB+ without FUP at or after stop_sync: the decoder stops there */
 	NX_ERR,      /* a packet error at off */
 };
 
@@ -92,6 +93,20 @@ struct nx {
 	uint64_t off;      /* trace offset of the packet */
 	uint64_t psb_off;  /* NX_SYNC: offset of its PSB (resync point on a mismatch) */
 	uint64_t tsc;      /* time when it was read */
+};
+
+/* The decoder state that decides what comes next, taken where a PSB+ is bound (see
+ * ptrec_pt_flow_joins). */
+struct flow_key {
+	int valid;                  /* taken */
+	int state;                  /* enum flow_state */
+	uint64_t ip;                /* ST_ENABLED: next instruction */
+	uint64_t last_ip;           /* IP compression state */
+	uint8_t mode, has_pending_mode, pending_mode, fup_skip, tsx_abort, in_tx;
+	unsigned tnt_n, ret_n, ptw_n;
+	uint64_t tnt_tsc;           /* time given to direct branches */
+	uint8_t tnt_tflags;
+	struct ptrec_pt_time time;  /* timing */
 };
 
 struct ptrec_pt_flow {
@@ -150,6 +165,15 @@ struct ptrec_pt_flow {
 	uint64_t it_ip;             /* its address */
 	int it_have;                /* it_run is valid */
 	int it_event_done;          /* it_run's event was delivered */
+	/* segments (ptrec_pt_flow_decode_tail) */
+	size_t stop_sync;           /* 0 or: stop where a PSB at or after it is bound */
+	int raw_time;               /* event times are not ordered (order_time) */
+	int stopped;                /* stopped at stop_sync */
+	long first_sync;            /* offset of the first PSB synced at (-1: none yet) */
+	struct flow_key key_first;  /* the state right after that sync */
+	struct flow_key key_stop;   /* the state where it stopped */
+	struct flow_key key_next;   /* key_first of the segment decoded before the restart */
+	long next_sync;             /* and its first_sync */
 	struct ptrec_pt_flow_stats stats; /* counters */
 };
 
@@ -226,6 +250,8 @@ struct ptrec_pt_flow *ptrec_pt_flow_new(const struct ptrec_pt_flow_config *cfg)
 	f->len = cfg->len;
 	f->image = cfg->image;
 	f->errata = cfg->errata;
+	f->first_sync = -1;
+	f->next_sync = -1;
 	f->mode = X86_MODE_64;
 	f->cur_blk = -1;
 	ptrec_pt_time_init(&f->time, &cfg->time);
@@ -562,6 +588,8 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 	f->ctx = PT_CTX_NONE;
 	f->fup_skip = 0;
 	f->tsx_abort = 0;
+	f->has_pending_mode = 0;
+	ptrec_pt_time_psb(&f->time); /* the TSC in PSB+ starts the time again */
 	for (;;) {
 		n = read_pkt(f, &pkt);
 		if (n == 0)
@@ -604,6 +632,8 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 		f->pos += (size_t)n;
 	}
 }
+
+static void psb_reached(struct ptrec_pt_flow *f, uint64_t psb_off);
 
 /* Reads packets until the look-ahead item is known or, unless want_tip, a TNT packet was
  * queued.  Bounded by the trace length: every iteration consumes at least one byte or stops. */
@@ -748,6 +778,14 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 				nx_time(f);
 				return;
 			}
+			/* Tracing is off here. */
+			psb_reached(f, off);
+			if (f->stop_sync && (size_t)off >= f->stop_sync) {
+				f->nx.kind = NX_SYNC_OFF;
+				f->nx.off = off;
+				f->nx.psb_off = off;
+				return;
+			}
 			continue;
 		}
 		case PT_PKT_OVF: {
@@ -798,6 +836,121 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 			continue;
 		}
 	}
+}
+
+/* ---- segments ----------------------------------------------------------------------------- */
+
+static void key_take(const struct ptrec_pt_flow *f, struct flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->valid = 1;
+	k->state = f->state;
+	k->ip = f->state == ST_ENABLED ? f->ip : 0;
+	k->last_ip = f->last_ip;
+	k->mode = f->mode;
+	k->has_pending_mode = f->has_pending_mode;
+	k->pending_mode = f->has_pending_mode ? f->pending_mode : 0;
+	k->fup_skip = f->fup_skip;
+	k->tsx_abort = f->tsx_abort;
+	k->in_tx = f->in_tx;
+	k->tnt_n = f->tnt_n;
+	k->ret_n = f->ret_n;
+	k->ptw_n = f->ptw_n;
+	k->tnt_tsc = f->tnt_tsc;
+	k->tnt_tflags = f->tnt_tflags;
+	k->time = f->time;
+}
+
+/* Execution reached the PSB+ at psb_off: what happens from here depends only on PSB+ (its
+ * state was applied when it was read).  Direct branches from here on carry its time. */
+static void psb_reached(struct ptrec_pt_flow *f, uint64_t psb_off)
+{
+	f->ret_n = 0; /* only calls after a PSB can be returned to by compressed RETs */
+	f->tnt_tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->tnt_tsc);
+	f->tnt_off = psb_off;
+}
+
+/* A PSB+ at psb_off was just bound: stop there if it is at or after stop_sync.  Returns 1 if
+ * the decoder stopped (state ST_END). */
+static int stop_at_sync(struct ptrec_pt_flow *f, uint64_t psb_off)
+{
+	if (!f->stop_sync || psb_off < f->stop_sync)
+		return 0;
+	key_take(f, &f->key_stop);
+	f->stopped = 1;
+	f->state = ST_END;
+	f->cur_blk = -1;
+	return 1;
+}
+
+long ptrec_pt_flow_first_sync(const struct ptrec_pt_flow *f)
+{
+	return f->first_sync;
+}
+
+int ptrec_pt_flow_stopped(const struct ptrec_pt_flow *f)
+{
+	return f->stopped;
+}
+
+int ptrec_pt_flow_time_calibrated(const struct ptrec_pt_flow *f)
+{
+	return f->time.calib_dep;
+}
+
+int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_sync)
+{
+	if (!f)
+		return -PTREC_EINVAL;
+	if (f->first_sync >= 0) { /* the last segment that synchronised is the one to join */
+		f->key_next = f->key_first;
+		f->next_sync = f->first_sync;
+	}
+	f->pos = start < f->len ? start : f->len;
+	f->ctx = PT_CTX_NONE;
+	f->state = ST_SYNC;
+	f->ip = 0;
+	f->mode = X86_MODE_64;
+	f->pending_mode = f->has_pending_mode = 0;
+	f->fup_skip = f->tsx_abort = f->in_tx = 0;
+	f->last_ip = f->cr3 = f->vmcs = 0;
+	f->tnt = 0;
+	f->tnt_n = 0;
+	f->tnt_tsc = 0;
+	f->tnt_tflags = 0;
+	f->tnt_off = 0;
+	memset(&f->nx, 0, sizeof(f->nx));
+	f->ret_top = f->ret_n = 0;
+	struct ptrec_pt_time_config tc = f->time.cfg;
+	ptrec_pt_time_init(&f->time, &tc);
+	f->ev_tsc = 0;
+	f->ptw_head = f->ptw_n = 0;
+	f->no_progress = 0;
+	f->cur_blk = -1;
+	f->hot = 0;
+	f->it_have = 0;
+	f->stop_sync = stop_sync;
+	f->raw_time = 1;
+	f->stopped = 0;
+	f->first_sync = -1;
+	memset(&f->key_first, 0, sizeof(f->key_first));
+	memset(&f->key_stop, 0, sizeof(f->key_stop));
+	return 0;
+}
+
+int ptrec_pt_flow_joined(const struct ptrec_pt_flow *f)
+{
+	const struct flow_key *a = &f->key_stop, *b = &f->key_next;
+	if (!f->stopped || !a->valid || !b->valid || f->next_sync < 0 ||
+	    f->stop_sync != (size_t)f->next_sync)
+		return 0;
+	return a->state == b->state && a->ip == b->ip && a->last_ip == b->last_ip &&
+	       a->mode == b->mode && a->has_pending_mode == b->has_pending_mode &&
+	       a->pending_mode == b->pending_mode && a->fup_skip == b->fup_skip &&
+	       a->tsx_abort == b->tsx_abort && a->in_tx == b->in_tx && a->tnt_n == b->tnt_n &&
+	       a->ret_n == b->ret_n && a->ptw_n == b->ptw_n && a->tnt_tsc == b->tnt_tsc &&
+	       a->tnt_tflags == b->tnt_tflags &&
+	       ptrec_pt_time_same_run(&a->time, &b->time);
 }
 
 /* ---- the walk --------------------------------------------------------------------------- */
@@ -875,7 +1028,8 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	switch (nx->kind) {
 	case NX_SYNC:
 		nx->kind = NX_NONE;
-		return 0;
+		psb_reached(f, nx->psb_off);
+		return stop_at_sync(f, nx->psb_off);
 	case NX_FUP_TIP:
 		ev_set(run, nx->abort ? PTREC_BR_TSX_ABORT : PTREC_BR_INTERRUPT, nx->ip, nx->ip2,
 		       nx->tflags, nx->tsc);
@@ -935,6 +1089,10 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				bind_overflow(f, run);
 				return 1;
 			}
+			if (nx->kind == NX_SYNC_OFF) {
+				stop_at_sync(f, nx->psb_off);
+				return 0;
+			}
 			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip) {
 				run->ip = f->ip;
 				run->mode = f->mode;
@@ -955,7 +1113,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			}
 		}
 		if (++f->no_progress > NO_PROGRESS_LIMIT) {
-			if (nx->kind == NX_END) {
+			if (nx->kind == NX_END || nx->kind == NX_SYNC_OFF) {
 				f->state = ST_END;
 				return 0;
 			}
@@ -1150,6 +1308,10 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			f->state = ST_END;
 			return 1;
 		}
+		if (nx->kind == NX_SYNC_OFF) {
+			stop_at_sync(f, nx->psb_off);
+			return 1;
+		}
 		if (nx->kind == NX_OVF) {
 			bind_overflow(f, run);
 			return 1;
@@ -1184,6 +1346,10 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		}
 		f->stats.skipped += (uint64_t)off - f->pos;
 		f->pos = (size_t)off;
+		if (f->first_sync < 0 && f->stop_sync && (size_t)off >= f->stop_sync) {
+			f->state = ST_END; /* nothing to sync at before the stop */
+			return 0;
+		}
 		f->synced_once = 1;
 		f->nx.kind = NX_NONE;
 		f->tnt_n = 0;
@@ -1208,6 +1374,13 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		} else {
 			f->state = ST_DISABLED;
 		}
+		psb_reached(f, (uint64_t)off);
+		if (f->first_sync < 0) {
+			f->first_sync = off;
+			key_take(f, &f->key_first);
+		} else if (stop_at_sync(f, (uint64_t)off)) {
+			return 0;
+		}
 		return -1;
 	}
 	case ST_DISABLED: {
@@ -1218,7 +1391,8 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		case NX_NONE:
 			return -1; /* a TNT packet was read (and dropped) */
 		case NX_PGE:
-		case NX_SYNC:
+		case NX_SYNC: {
+			int sync = nx->kind == NX_SYNC;
 			ev_set(run, PTREC_BR_ENABLE, 0, nx->ip, nx->tflags, nx->tsc);
 			run->offset = nx->off;
 			f->ip = nx->ip;
@@ -1231,12 +1405,20 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			nx->kind = NX_NONE;
 			f->state = ST_ENABLED;
 			f->cur_blk = -1;
+			if (sync) {
+				psb_reached(f, nx->psb_off);
+				stop_at_sync(f, nx->psb_off); /* after this ENABLE, if it is the stop */
+			}
 			return 1;
+		}
 		case NX_OVF:
 			bind_overflow(f, run);
 			return 1;
 		case NX_END:
 			f->state = ST_END;
+			return 0;
+		case NX_SYNC_OFF:
+			stop_at_sync(f, nx->psb_off);
 			return 0;
 		case NX_ERR:
 			gap(f, run, 0, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
@@ -1448,11 +1630,8 @@ static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
  * PT_TIME_SLIP behind is a new time (lost trace, a new run) and is kept. */
 static inline void order_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
-	if (!(run->ev.flags & PTREC_BRF_HAS_TIME))
-		return;
-	if (run->ev.timestamp < f->ev_tsc && f->ev_tsc - run->ev.timestamp <= PT_TIME_SLIP)
-		run->ev.timestamp = f->ev_tsc;
-	f->ev_tsc = run->ev.timestamp;
+	if (!f->raw_time)
+		ptrec_pt_flow_order_time(&f->ev_tsc, &run->ev);
 }
 
 static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
@@ -1532,7 +1711,7 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 		f->cur_blk = cur;
 		f->ip = to;
 		f->no_progress = 0;
-		if (flags & PTREC_BRF_HAS_TIME)
+		if ((flags & PTREC_BRF_HAS_TIME) && !f->raw_time)
 			f->ev_tsc = tsc;
 		*insns += sum;
 	}

@@ -219,6 +219,46 @@ static inline int ptrec_pt_flow_iter_next(struct ptrec_pt_flow_iter *it, struct 
 /* Returns the counters so far. */
 const struct ptrec_pt_flow_stats *ptrec_pt_flow_stats(const struct ptrec_pt_flow *f);
 
+/* Segment decoding (ptrec_pt_flow_decode_tail).  At every PSB+ the decoder's state is reset to
+ * what PSB+ says (IP, mode, tracing on/off, an empty return stack: the SDM lets a RET be
+ * compressed only when its CALL came after the last PSB; the time of the run: ptrec_pt_time_psb),
+ * so a decoder started at a PSB continues exactly like one that decoded everything before it,
+ * as long as both hold the same state there; these tell whether they do. */
+
+/* Offset of the PSB the decoder first synchronised at, or -1. */
+long ptrec_pt_flow_first_sync(const struct ptrec_pt_flow *f);
+
+/* 1 if the decoder ended at its stop_sync (ptrec_pt_flow_restart). */
+int ptrec_pt_flow_stopped(const struct ptrec_pt_flow *f);
+
+/* 1 if some event time depended on a calibrated clock ratio (or on the lack of one): such
+ * times depend on trace before the last PSB. */
+int ptrec_pt_flow_time_calibrated(const struct ptrec_pt_flow *f);
+
+/* Starts f again as a segment decoder: from offset start (looking for a PSB there), ending
+ * where a PSB+ at or after stop_sync (0: none) would be bound, after the events a whole decode
+ * emits before it; event times are left unordered (ptrec_pt_flow_order_time).  Keeps the block
+ * cache, the counters and the configuration.  Returns 0 or -PTREC_EINVAL. */
+int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_sync);
+
+/* After a restart with stop_sync = the previous segment's first sync: 1 if f stopped there in
+ * exactly the state the previous segment's decoding had right after that sync, so that from
+ * there on both produce the same events. */
+int ptrec_pt_flow_joined(const struct ptrec_pt_flow *f);
+
+/* The ordering of event times (applied by the decoder unless raw_time): events come in
+ * execution order, so a stamp taken at an earlier packet that lies at most PT_TIME_SLIP behind
+ * the previous event's is raised to it.  *last is the previous timed event's (ordered) stamp,
+ * 0 at the start. */
+static inline void ptrec_pt_flow_order_time(uint64_t *last, struct ptrec_branch *ev)
+{
+	if (!(ev->flags & PTREC_BRF_HAS_TIME))
+		return;
+	if (ev->timestamp < *last && *last - ev->timestamp <= PT_TIME_SLIP)
+		ev->timestamp = *last;
+	*last = ev->timestamp;
+}
+
 /* Options of pt_flow_decode_last. */
 struct ptrec_pt_flow_last_opts {
 	unsigned errata;             /* PT_ERRATUM_* bits */

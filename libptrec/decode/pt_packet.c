@@ -517,6 +517,24 @@ long ptrec_pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from)
 	return -PTREC_ENOSYNC;
 }
 
+long ptrec_pt_packet_find_psb_before(const uint8_t *buf, size_t len, size_t before)
+{
+	if (!buf || len < PSB_SIZE)
+		return -PTREC_ENOSYNC;
+	size_t i = before < len - PSB_SIZE + 1 ? before : len - PSB_SIZE + 1;
+	while (i > 0) {
+		i--;
+		if (buf[i] == 0x02 && buf[i + 1] == 0x82) {
+			size_t k = 2;
+			while (k < PSB_SIZE && buf[i + k] == (k & 1 ? 0x82 : 0x02))
+				k++;
+			if (k == PSB_SIZE)
+				return (long)i;
+		}
+	}
+	return -PTREC_ENOSYNC;
+}
+
 int ptrec_pt_last_ip_update(uint64_t *last_ip, const struct ptrec_pt_packet *pkt, uint64_t *ip)
 {
 	uint64_t v = pkt->payload, last = *last_ip;

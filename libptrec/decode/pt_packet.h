@@ -98,6 +98,10 @@ int ptrec_pt_packet_format(const struct ptrec_pt_packet *pkt, char *buf, size_t 
 /* Finds the next PSB at or after buf[from].  Returns its offset, or -PTREC_ENOSYNC. */
 long ptrec_pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from);
 
+/* Finds the last PSB that starts before buf[before] (and lies wholly in buf).  Returns its
+ * offset, or -PTREC_ENOSYNC. */
+long ptrec_pt_packet_find_psb_before(const uint8_t *buf, size_t len, size_t before);
+
 /* Applies an IP packet's compressed payload to *last_ip (SDM "IP compression"):
  * ipbytes 0 = suppressed (returns -PTREC_ENOMAP, last_ip unchanged), 1/2/3 replace the low
  * 16/32/48 bits, 3 sign-extends bit 47, 4 replaces the low 48 bits keeping the upper ones,

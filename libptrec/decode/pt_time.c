@@ -34,6 +34,33 @@ void ptrec_pt_time_lost(struct ptrec_pt_time *t)
 	t->cal_cyc_valid = 0;
 }
 
+void ptrec_pt_time_psb(struct ptrec_pt_time *t)
+{
+	t->have_tsc = 0;
+	t->tsc = 0;
+	t->base_tsc = 0;
+	t->cycle_accurate = 0;
+	t->cyc_ref_valid = 0;
+	t->cyc_ref = 0;
+	t->cyc_frac = 0;
+	t->have_ctc = 0;
+	t->ctc_from_tma = 0;
+	t->mtc_last = 0;
+}
+
+int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_time *b)
+{
+	return a->tsc == b->tsc && a->have_tsc == b->have_tsc &&
+	       a->cycle_accurate == b->cycle_accurate && a->cbr == b->cbr &&
+	       a->base_tsc == b->base_tsc && a->have_ctc == b->have_ctc &&
+	       a->ctc_from_tma == b->ctc_from_tma && a->ctc - a->ctc_base == b->ctc - b->ctc_base &&
+	       (a->ctc & 0xffff) == (b->ctc & 0xffff) && a->ctc_base_tsc == b->ctc_base_tsc &&
+	       a->mtc_last == b->mtc_last && a->cyc_ref_valid == b->cyc_ref_valid &&
+	       a->cyc_ref == b->cyc_ref && a->cyc_frac == b->cyc_frac &&
+	       a->cfg.ctc_den == b->cfg.ctc_den && a->cfg.ctc_num == b->cfg.ctc_num &&
+	       a->cfg.mtc_freq == b->cfg.mtc_freq && a->cfg.nominal_ratio == b->cfg.nominal_ratio;
+}
+
 /* n ticks times per, saturated at MAX_STEP. */
 static uint64_t scale(uint64_t n, double per)
 {
@@ -67,6 +94,14 @@ static double tsc_per_cyc(const struct ptrec_pt_time *t)
 	if (t->cfg.nominal_ratio && t->cbr)
 		return (double)t->cfg.nominal_ratio / (double)t->cbr;
 	return t->tsc_per_cyc;
+}
+
+/* tsc_per_cyc for a time: notes whether it came from the calibration. */
+static double tsc_per_cyc_use(struct ptrec_pt_time *t)
+{
+	if (!(t->cfg.nominal_ratio && t->cbr))
+		t->calib_dep = 1;
+	return tsc_per_cyc(t);
 }
 
 /* An exact time v from a TSC (is_tsc) or an MTC packet: the new base for CYC, a cycle
@@ -142,6 +177,8 @@ static void on_mtc(struct ptrec_pt_time *t, uint64_t payload)
 	t->ctc = ctc;
 	t->mtc_last = p;
 	t->ctc_from_tma = 0;
+	if (!ctc_ratio_known(t))
+		t->calib_dep = 1;
 	if (!ctc_ratio_known(t) && !(t->tsc_per_ctc > 0))
 		return; /* the CTC is tracked, but cannot be turned into time yet */
 	uint64_t d = ctc > t->ctc_base ? ctc - t->ctc_base : 0;
@@ -154,7 +191,7 @@ static void on_cyc(struct ptrec_pt_time *t, uint64_t cycles)
 		return;
 	if (t->cal_cyc_valid)
 		t->cal_cyc += cycles;
-	double per = tsc_per_cyc(t);
+	double per = tsc_per_cyc_use(t);
 	if (!(per > 0)) {
 		t->cyc_ref_valid = 0;
 		return;

@@ -62,6 +62,8 @@ struct ptrec_pt_time {
 	int cyc_ref_valid;         /* the time of the last CYC packet is known */
 	uint64_t cyc_ref;          /* time of the last CYC packet (whole TSC ticks) */
 	double cyc_frac;           /* and the fraction of a tick */
+	int calib_dep;             /* a time depended on a calibrated ratio (or on its absence):
+	                              the times then depend on trace before the last PSB */
 };
 
 /* Resets t with the given clock knowledge (cfg may be NULL = nothing known). */
@@ -69,6 +71,16 @@ void ptrec_pt_time_init(struct ptrec_pt_time *t, const struct ptrec_pt_time_conf
 
 /* Forgets the current time (after an overflow or a resync); calibration is kept. */
 void ptrec_pt_time_lost(struct ptrec_pt_time *t);
+
+/* At a PSB: forgets the time of the run so far (the TSC in PSB+ sets it again), keeping the clock
+ * calibration.  Times after a PSB then depend only on the packets from that PSB on (and, when
+ * a ratio is not configured, on the calibration: see calib_dep), so a decoder that starts at
+ * that PSB computes the same times as one that has decoded everything before it. */
+void ptrec_pt_time_psb(struct ptrec_pt_time *t);
+
+/* 1 if a and b will compute the same times from the same packets: the same run state (the
+ * calibration is left out: it is covered by calib_dep). */
+int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_time *b);
 
 /* Applies a timing packet (TSC, TMA, MTC, CYC, CBR); other packet types are ignored. */
 void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt);

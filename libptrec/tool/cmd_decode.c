@@ -1,5 +1,6 @@
 /* cmd_decode.c — `ptrec decode`: an Intel PT trace plus a code image into branch events (default),
- * every executed instruction (--insn) or the last N branch events (--last N).
+ * every executed instruction (--insn), the last N branch events (--last N, decoded tail-first)
+ * or the trace's totals (--stat).
  * See doc/ptrec-decode.md. */
 #include "config.h"
 
@@ -13,20 +14,23 @@
 #include "decode/branch_ring.h"
 #include "decode/elf_load.h"
 #include "decode/pt_flow.h"
+#include "decode/pt_tail.h"
 #include "tool/tool.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: ptrec decode [--raw FILE[:FROM[-TO]]:VADDR]... [--elf FILE[:BASE]]...\n"
-	        "                    [--self] [--cpu F/M[/S]] [--insn] [--last N]\n"
+	        "                    [--self] [--cpu F/M[/S]] [--insn | --last N [--whole] | --stat]\n"
 	        "                    [--mtc-freq N] [--tsc-ratio NUM/DEN] [--nom-freq N] TRACE\n"
 	        "  --raw   map bytes FROM..TO of FILE at VADDR (default: the whole file)\n"
 	        "  --elf   map the executable PT_LOAD segments of FILE (at BASE for PIE/.so)\n"
 	        "  --self  map this process's executable mappings (testing)\n"
 	        "  --cpu   apply the PT errata of that CPU (family/model/stepping)\n"
 	        "  --insn  print every executed instruction, events in [brackets]\n"
-	        "  --last  print only the last N branch events\n"
+	        "  --last  print only the last N branch events (decoding the newest segments first)\n"
+	        "  --whole with --last: decode the whole trace to find them\n"
+	        "  --stat  decode the whole trace and print its totals, one key: value per line\n"
 	        "  --mtc-freq   IA32_RTIT_CTL.MTCFreq / perf mtc_period, 0..15 (default 3)\n"
 	        "  --tsc-ratio  TSC/crystal clock ratio, CPUID.15H EBX/EAX (default: calibrated)\n"
 	        "  --nom-freq   max non-turbo ratio, perf max_nonturbo_ratio (default: calibrated)\n"
@@ -220,7 +224,7 @@ int cmd_decode(int argc, char **argv)
 	struct ptrec_pt_flow_cpu cpu = {0, 0, 0};
 	/* MTCFreq 3 unless told: perf's default mtc_period and what the recorder asks for. */
 	struct ptrec_pt_time_config clock = {0, 0, 3, 0};
-	int insn_mode = 0;
+	int insn_mode = 0, stat_mode = 0, whole_mode = 0;
 	unsigned long last = 0;
 	const char *trace = NULL;
 	int ret = TOOL_EXIT_OK;
@@ -267,6 +271,10 @@ int cmd_decode(int argc, char **argv)
 			ret = clock_option(a, val, &clock);
 		} else if (!strcmp(a, "--insn"))
 			insn_mode = 1;
+		else if (!strcmp(a, "--stat"))
+			stat_mode = 1;
+		else if (!strcmp(a, "--whole"))
+			whole_mode = 1;
 		else if (!strcmp(a, "--self")) {
 			if (ptrec_pt_img_add_self(img) < 0) {
 				tool_error("/proc/self/maps", -1, "cannot read");
@@ -287,8 +295,12 @@ int cmd_decode(int argc, char **argv)
 		tool_error(NULL, -1, "no trace file given");
 		ret = TOOL_EXIT_USAGE;
 	}
-	if (!ret && insn_mode && last) {
-		tool_error(NULL, -1, "--insn and --last cannot be combined");
+	if (!ret && insn_mode + stat_mode + (last != 0) > 1) {
+		tool_error(NULL, -1, "--insn, --last and --stat cannot be combined");
+		ret = TOOL_EXIT_USAGE;
+	}
+	if (!ret && whole_mode && !last) {
+		tool_error(NULL, -1, "--whole goes with --last");
 		ret = TOOL_EXIT_USAGE;
 	}
 	if (ret) {
@@ -314,7 +326,10 @@ int cmd_decode(int argc, char **argv)
 
 	FILE *out = stdout;
 	int e;
-	if (insn_mode) {
+	uint64_t tail_gaps = 0;
+	if (stat_mode) {
+		e = decode_stat(out, f, tf.data, tf.size);
+	} else if (insn_mode) {
 		struct ptrec_pt_flow_insn insn;
 		const struct ptrec_pt_flow_run *run;
 		struct ptrec_pt_flow_iter *it = malloc(sizeof(*it));
@@ -339,10 +354,17 @@ int cmd_decode(int argc, char **argv)
 			free(slots);
 			e = -PTREC_ENOMEM;
 		} else {
-			struct ptrec_pt_flow_run run;
-			while ((e = ptrec_pt_flow_next_run(f, &run)) > 0)
-				if (run.ev.kind != PTREC_BR_NONE)
-					ptrec_branch_ring_push(&ring, &run.ev);
+			struct ptrec_pt_flow_last_opts lo;
+			struct ptrec_pt_tail_info ti;
+			memset(&lo, 0, sizeof(lo));
+			lo.errata = cfg.errata;
+			lo.time = clock;
+			e = whole_mode ? ptrec_pt_flow_decode_last(tf.data, tf.size, img, &lo, &ring,
+			                                           &ti.stats)
+			               : ptrec_pt_flow_decode_tail(tf.data, tf.size, img, &lo, &ring, &ti);
+			tail_gaps = e > 0 ? (uint64_t)e + ti.stats.overflows : ti.stats.overflows;
+			if (e > 0)
+				e = 0;
 			for (size_t i = 0; i < ptrec_branch_ring_count(&ring); i++)
 				print_event(out, ptrec_branch_ring_get(&ring, i), runs);
 			free(slots);
@@ -360,7 +382,7 @@ int cmd_decode(int argc, char **argv)
 	if (e < 0) {
 		tool_error(trace, -1, "decoding stopped: %s", ptrec_strerror(e));
 		ret = TOOL_EXIT_GAPS;
-	} else if (st->gaps || st->overflows) {
+	} else if (st->gaps || st->overflows || tail_gaps) {
 		ret = TOOL_EXIT_GAPS;
 	}
 	if (fflush(out) != 0)

@@ -6,10 +6,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 int cmd_info(int argc, char **argv);    /* cmd_info.c: capability report */
 int cmd_packets(int argc, char **argv); /* cmd_packets.c: PT packet dump */
 int cmd_decode(int argc, char **argv);  /* cmd_decode.c: PT instruction/branch decode */
+
+struct ptrec_pt_flow;
+/* decode_stat.c: decodes the rest of the trace with f (over buf[0..len)) and prints the totals
+ * of `ptrec decode --stat` to out.  Returns 0 or a negative error from the decoder. */
+int decode_stat(FILE *out, struct ptrec_pt_flow *f, const uint8_t *buf, size_t len);
 int cmd_report(int argc, char **argv);  /* cmd_report.c: report from a dump */
 
 /* Exit statuses shared by all subcommands. */
