@@ -30,6 +30,7 @@ static void usage(FILE *out)
 	        "  --insn  print every executed instruction, events in [brackets]\n"
 	        "  --last  print only the last N branch events (decoding the newest segments first)\n"
 	        "  --whole with --last: decode the whole trace to find them\n"
+	        "  --tail-info  with --last: say on stderr how much of the trace was decoded\n"
 	        "  --stat  decode the whole trace and print its totals, one key: value per line\n"
 	        "  --mtc-freq   IA32_RTIT_CTL.MTCFreq / perf mtc_period, 0..15 (default 3)\n"
 	        "  --tsc-ratio  TSC/crystal clock ratio, CPUID.15H EBX/EAX (default: calibrated)\n"
@@ -224,7 +225,7 @@ int cmd_decode(int argc, char **argv)
 	struct ptrec_pt_flow_cpu cpu = {0, 0, 0};
 	/* MTCFreq 3 unless told: perf's default mtc_period and what the recorder asks for. */
 	struct ptrec_pt_time_config clock = {0, 0, 3, 0};
-	int insn_mode = 0, stat_mode = 0, whole_mode = 0;
+	int insn_mode = 0, stat_mode = 0, whole_mode = 0, tail_info = 0;
 	unsigned long last = 0;
 	const char *trace = NULL;
 	int ret = TOOL_EXIT_OK;
@@ -275,6 +276,8 @@ int cmd_decode(int argc, char **argv)
 			stat_mode = 1;
 		else if (!strcmp(a, "--whole"))
 			whole_mode = 1;
+		else if (!strcmp(a, "--tail-info"))
+			tail_info = 1;
 		else if (!strcmp(a, "--self")) {
 			if (ptrec_pt_img_add_self(img) < 0) {
 				tool_error("/proc/self/maps", -1, "cannot read");
@@ -363,6 +366,9 @@ int cmd_decode(int argc, char **argv)
 			                                           &ti.stats)
 			               : ptrec_pt_flow_decode_tail(tf.data, tf.size, img, &lo, &ring, &ti);
 			tail_gaps = e > 0 ? (uint64_t)e + ti.stats.overflows : ti.stats.overflows;
+			if (tail_info && !whole_mode)
+				fprintf(stderr, "from %" PRIu64 " bytes %" PRIu64 " segments %" PRIu32
+				        " whole %d\n", ti.from, ti.bytes, ti.segments, ti.whole);
 			if (e > 0)
 				e = 0;
 			for (size_t i = 0; i < ptrec_branch_ring_count(&ring); i++)
