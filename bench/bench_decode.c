@@ -20,7 +20,11 @@
  *                  untimed pass that expands each block with libptrec's length decoder)
  * "same" says whether the instruction count and the order-sensitive hash of all instruction
  * addresses equal those of libipt's instruction decoder.  A second table decodes one segment
- * with fresh decoders each time (cold caches). */
+ * with fresh decoders each time (cold caches).  A third takes the last 64 branch events of
+ * rings of 64 KiB ... 128 MiB (the newest bytes of the segment repeated, so the oldest start
+ * in the middle of a packet) tail-first (ptrec_pt_flow_decode_tail) and by decoding the whole
+ * ring (ptrec_pt_flow_decode_last), and checks that both give the same 64 events.
+ * --ring-sizes: only that table. */
 #include "config.h"
 
 #include <elf.h>
@@ -42,6 +46,7 @@
 #include "decode/elf_load.h"
 #include "decode/pt_flow.h"
 #include "decode/pt_image.h"
+#include "decode/pt_tail.h"
 #include "decode/x86_ild.h"
 
 /* One ELF object of the image: --elf FILE:BASE. */
@@ -279,6 +284,65 @@ static struct result ours_last(const uint8_t *buf, size_t len)
 static struct pt_image_section_cache *isc;
 static struct pt_image *ipt_img;
 
+/* The last 64 events of rings of growing size, tail-first and whole.  Returns 1 if they differ. */
+static int ring_sizes(const uint8_t *segbuf, size_t seglen)
+{
+	static const size_t kib[] = {64, 256, 1024, 4096, 8192, 16384, 65536, 131072};
+	const size_t nsz = sizeof(kib) / sizeof(kib[0]);
+	size_t total = (kib[nsz - 1] * 1024 / seglen + 2) * seglen;
+	uint8_t *buf = malloc(total);
+	struct ptrec_branch slot_t[64], slot_w[64];
+	struct branch_ring rt, rw;
+	double t_first = 0, t_last = 0, t_8m = 0;
+	int diff = 0;
+	if (!buf)
+		return 1;
+	for (size_t o = 0; o < total; o += seglen)
+		memcpy(buf + o, segbuf, seglen);
+	ptrec_branch_ring_init(&rt, slot_t, 64);
+	ptrec_branch_ring_init(&rw, slot_w, 64);
+	printf("\nlast 64 branch events of a ring (the newest bytes of the segment repeated; CPU ms, "
+	       "tail best of 5, whole best of 3 up to 16 MiB, else 1)\n");
+	printf("%10s %10s %12s %9s %11s %10s  %s\n", "ring", "tail ms", "bytes decoded",
+	       "segments", "whole ms", "whole/tail", "same 64 events");
+	for (size_t i = 0; i < nsz; i++) {
+		size_t len = kib[i] * 1024;
+		const uint8_t *ring = buf + total - len;
+		struct ptrec_pt_tail_info info;
+		struct ptrec_pt_flow_stats st;
+		double bt = 1e9, bw = 1e9;
+		for (int k = 0; k < 5; k++) {
+			double t0 = now();
+			ptrec_pt_flow_decode_tail(ring, len, our_img, NULL, &rt, &info);
+			double t = now() - t0;
+			bt = t < bt ? t : bt;
+		}
+		for (int k = 0; k < (len <= (16u << 20) ? 3 : 1); k++) {
+			double t0 = now();
+			ptrec_pt_flow_decode_last(ring, len, our_img, NULL, &rw, &st);
+			double t = now() - t0;
+			bw = t < bw ? t : bw;
+		}
+		int same = ptrec_branch_ring_count(&rt) == ptrec_branch_ring_count(&rw);
+		for (size_t k = 0; same && k < ptrec_branch_ring_count(&rt); k++)
+			same = !memcmp(ptrec_branch_ring_get(&rt, k), ptrec_branch_ring_get(&rw, k),
+			               sizeof(struct ptrec_branch));
+		diff |= !same;
+		printf("%6zu KiB %10.3f %12" PRIu64 " %9" PRIu32 " %11.3f %9.0fx  %s%s\n", kib[i],
+		       bt * 1e3, info.bytes, info.segments, bw * 1e3, bw / bt, same ? "yes" : "NO",
+		       info.whole ? " (whole)" : "");
+		if (i == 0)
+			t_first = bt;
+		if (kib[i] == 8192)
+			t_8m = bt;
+		t_last = bt;
+	}
+	printf("\n128 MiB / 64 KiB tail-first time: %.2fx (goal: within 2x); 16 threads x 8 MiB rings: "
+	       "%.1f ms of decoding (goal: < 150 ms)\n", t_last / t_first, 16 * t_8m * 1e3);
+	free(buf);
+	return diff;
+}
+
 static void ipt_config(struct pt_config *cfg, const uint8_t *buf, size_t len)
 {
 	pt_config_init(cfg);
@@ -433,9 +497,12 @@ int main(int argc, char **argv)
 {
 	double min_mb = 16;
 	const char *dir = NULL;
+	int ring_only = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--min-mb") && i + 1 < argc)
 			min_mb = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--ring-sizes"))
+			ring_only = 1;
 		else
 			dir = argv[i];
 	}
@@ -480,6 +547,17 @@ int main(int argc, char **argv)
 	uint8_t *segbuf = read_all(seg, &seglen);
 	if (!segbuf || !seglen)
 		return 1;
+	if (ring_only) {
+		our_img = ptrec_pt_img_new();
+		if (!our_img || our_load(our_img))
+			return 1;
+		int d = ring_sizes(segbuf, seglen);
+		ptrec_pt_img_free(our_img);
+		free(segbuf);
+		if (d)
+			printf("\nFAIL: tail-first and whole decodes differ\n");
+		return d;
+	}
 	unsigned reps = (unsigned)(min_mb * 1e6 / (double)seglen) + 1;
 	char repstr[32];
 	snprintf(repstr, sizeof(repstr), "%u", reps);
@@ -563,6 +641,10 @@ int main(int argc, char **argv)
 	           cor.hash == ci.hash && obh.insns == ii.insns && obh.hash == ii.hash &&
 	           obc.insns == ii.insns && cbb.insns == ci.insns && cbb.hash == ci.hash &&
 	           cbc.insns == ci.insns;
+	if (ring_sizes(segbuf, seglen)) {
+		printf("\nFAIL: tail-first and whole decodes differ\n");
+		same = 0;
+	}
 	ptrec_pt_img_free(our_img);
 	pt_image_free(ipt_img);
 	pt_iscache_free(isc);

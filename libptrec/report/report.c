@@ -15,6 +15,7 @@ void ptrec_report_options_init(struct ptrec_report_options *opt)
 	memset(opt, 0, sizeof(*opt));
 	opt->branches = 64;
 	opt->other_branches = 16;
+	opt->pt_budget_ms = 100;
 }
 
 static size_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)

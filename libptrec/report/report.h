@@ -30,6 +30,8 @@ struct ptrec_report_options {
 	int crashed_only;           /* 1: only the crashing thread (--threads crashed) */
 	const char *const *debug_dirs; /* extra debug directories, NULL-terminated, or NULL */
 	const char *dump_path;      /* shown in the header */
+	unsigned pt_budget_ms;      /* intel_pt: time a thread's decoding may take stepping back
+	                               for older calls (default 100; 0: no limit) */
 };
 
 /* One thread of the report. */

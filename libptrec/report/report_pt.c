@@ -1,7 +1,10 @@
 /* report_pt.c — intel_pt thread rings in the report: builds the code image once per report
  * from the dump's modules (the executable segments of each ELF file whose build-id matched, at
  * their load bias; the vDSO from the dump's bytes) and its MEMORY code records (JIT), then runs
- * the flow decoder (pt_flow.h) keeping the last events of each ring.  For the crashing thread
+ * the flow decoder tail-first (pt_tail.h) for the last events of each ring, stepping further
+ * back while the rebuilt call stack has returns to calls made before the events kept, within
+ * a time budget (opt.pt_budget_ms; a warning says how far back it looked when it ran out).
+ * For the crashing thread
  * the history is cut at the fault: the flow decoder reports the faulting instruction as the
  * source of the DISABLE (or INTERRUPT) event, and what follows is the signal handler. */
 #include "config.h"
@@ -10,10 +13,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "decode/branch_ring.h"
 #include "decode/pt_flow.h"
 #include "decode/pt_image.h"
+#include "decode/pt_tail.h"
 #include "ptrec.h"
 #include "report/report.h"
 
@@ -58,14 +63,46 @@ static int build_image(struct ptrec_report *r)
 	return 0;
 }
 
+#define PT_KEEP_MAX (1u << 22) /* events kept at most when stepping back for the call stack */
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* opts.stop: the budget's deadline passed. */
+static int past_deadline(void *arg)
+{
+	return mono_now() >= *(const double *)arg;
+}
+
+/* 1 if the last n events (oldest first) return to calls made before them. */
+static int returns_past_start(const struct branch_ring *ring)
+{
+	size_t n = ptrec_branch_ring_count(ring);
+	struct ptrec_branch *b = malloc((n ? n : 1) * sizeof(*b));
+	struct ptrec_frame fr[1];
+	struct ptrec_callstack_info info;
+	if (!b)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		b[i] = *ptrec_branch_ring_get(ring, i);
+	ptrec_callstack_rebuild(b, n, 0, fr, 1, &info);
+	free(b);
+	return info.unmatched_returns > 0;
+}
+
 int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t)
 {
 	const struct ptrec_dump_thread *h = &t->rec->hdr;
 	const struct ptrec_dump_process *p = &r->dump->process;
 	struct ptrec_pt_flow_last_opts opts;
 	struct ptrec_pt_flow_cpu cpu;
-	struct ptrec_pt_flow_stats stats;
+	struct ptrec_pt_tail_info info;
 	struct branch_ring ring;
+	double deadline = mono_now() + (double)r->opt.pt_budget_ms * 1e-3;
 	struct ptrec_branch *store;
 	size_t keep = r->opt.branches > PT_KEEP_MIN ? r->opt.branches : PT_KEEP_MIN, n;
 	int rc;
@@ -74,10 +111,6 @@ int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t
 		if ((rc = build_image(r)))
 			return rc;
 	}
-	store = malloc(keep * sizeof(*store));
-	if (!store)
-		return -PTREC_ENOMEM;
-	ptrec_branch_ring_init(&ring, store, keep);
 	memset(&opts, 0, sizeof(opts));
 	memset(&cpu, 0, sizeof(cpu));
 	cpu.family = (uint16_t)p->cpu_family;
@@ -88,8 +121,29 @@ int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t
 	opts.time.ctc_num = h->tsc_ratio_n;
 	opts.time.mtc_freq = (uint8_t)h->mtc_period;
 	opts.time.nominal_ratio = (uint8_t)h->nom_freq;
-	rc = ptrec_pt_flow_decode_last(t->rec->data, (size_t)h->data_size, r->pt_image, &opts, &ring,
-	                         &stats);
+	if (r->opt.pt_budget_ms) {
+		opts.stop = past_deadline;
+		opts.stop_arg = &deadline;
+	}
+	/* The last events; more while returns in them pop calls made before them. */
+	for (store = NULL;; keep *= 4) {
+		free(store);
+		store = malloc(keep * sizeof(*store));
+		if (!store)
+			return -PTREC_ENOMEM;
+		ptrec_branch_ring_init(&ring, store, keep);
+		rc = ptrec_pt_flow_decode_tail(t->rec->data, (size_t)h->data_size, r->pt_image, &opts,
+		                               &ring, &info);
+		if (rc < 0 || info.reached_start || keep * 4 > PT_KEEP_MAX ||
+		    !returns_past_start(&ring))
+			break;
+	}
+	if (rc == -PTREC_ERATE)
+		ptrec_warn(&r->warnings, "thread %" PRIu32 ": intel_pt: the decoding budget (%u ms) ran "
+		           "out: looked back %" PRIu64 " of %" PRIu64 " trace bytes (%" PRIu32
+		           " segments from offset %" PRIu64 "); older calls may be missing from the "
+		           "call stack", h->tid, r->opt.pt_budget_ms, info.bytes, h->data_size,
+		           info.segments, info.from);
 	if (rc < 0 && rc != -PTREC_ERATE) {
 		free(store);
 		if (rc == -PTREC_ENOMEM)
@@ -102,9 +156,9 @@ int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t
 	if (rc > 0)
 		ptrec_warn(&r->warnings, "thread %" PRIu32 ": %d gap(s) in the intel_pt trace "
 		           "(history lost there; shown in the branch list)", h->tid, rc);
-	if (stats.overflows)
+	if (info.stats.overflows)
 		ptrec_warn(&r->warnings, "thread %" PRIu32 ": %" PRIu64 " hardware overflow(s) in "
-		           "the intel_pt trace", h->tid, stats.overflows);
+		           "the intel_pt trace", h->tid, info.stats.overflows);
 	n = ptrec_branch_ring_count(&ring);
 	t->branches = malloc((n ? n : 1) * sizeof(*t->branches));
 	if (!t->branches) {
@@ -114,7 +168,7 @@ int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t
 	for (size_t i = 0; i < n; i++)
 		t->branches[i] = *ptrec_branch_ring_get(&ring, i);
 	t->nbranches = n;
-	t->total_branches = stats.events;
+	t->total_branches = info.events; /* the events decoded (the newest part of the ring) */
 	free(store);
 
 	/* The crashing thread: end the history at the fault, before the signal handler. */
