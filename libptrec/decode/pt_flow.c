@@ -517,7 +517,6 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 	case PT_PKT_BBP:
 	case PT_PKT_BIP:
 	case PT_PKT_EVD:
-	case PT_PKT_TRIG:
 	case PT_PKT_TRACESTOP:
 	case PT_PKT_MNT:
 		return 1;
@@ -556,6 +555,7 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 	case PT_PKT_EXSTOP:
 	case PT_PKT_BEP:
 	case PT_PKT_CFE:
+	case PT_PKT_TRIG: /* with IP=1 a FUP follows: the IP of the triggering instruction */
 		if (pkt->ip_bit)
 			f->fup_skip = 1;
 		return 1;

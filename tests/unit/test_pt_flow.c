@@ -16,6 +16,7 @@
 #include "decode/pt_flow.h"
 #include "decode/pt_image.h"
 #include "decode/pt_packet.h"
+#include "decode/pt_tail.h"
 #include "decode/pt_time.h"
 
 /* ---- a tiny PT packet assembler --------------------------------------------------------- */
@@ -116,6 +117,14 @@ static void ptw4(struct tb *t, uint32_t v, int ipbit)
 }
 
 static void tsc(struct tb *t, uint64_t v) { put(t, 0x19); put_le(t, v, 7); }
+
+/* Power and trigger packets (payloads zero), PIP (CR3). */
+static void exstop(struct tb *t, int ipbit) { put(t, 0x02); put(t, ipbit ? 0xe2 : 0x62); }
+static void mwait(struct tb *t) { put(t, 0x02); put(t, 0xc2); put_le(t, 0, 8); }
+static void pwre(struct tb *t) { put(t, 0x02); put(t, 0x22); put_le(t, 0, 2); }
+static void pwrx(struct tb *t) { put(t, 0x02); put(t, 0xa2); put_le(t, 0, 5); }
+static void trig(struct tb *t, int ipbit) { put(t, 0xd9); put(t, ipbit ? 0x81 : 0x01); put_le(t, 0, 2); }
+static void pip(struct tb *t, uint64_t cr3) { put(t, 0x02); put(t, 0x43); put_le(t, cr3 >> 4, 6); }
 
 /* ---- image and listings ----------------------------------------------------------------- */
 
@@ -970,6 +979,187 @@ static void test_batch_same(void)
 	CHECK(fast > 1000); /* the cached paths did run */
 }
 
+/* ---- SDM rules added with tail-first decoding ------------------------------------------- */
+
+/* PSB+ of a trace that restates the IP. */
+static void psb_at(struct tb *t, uint64_t ip)
+{
+	psb(t);
+	mode_exec(t, 1, 0);
+	fup(t, ip);
+	psbend(t);
+}
+
+static void test_psb_return_stack(void)
+{
+	struct tb t;
+	/* "A RET is compressed only if its CALL came after the last PSB": the decoder empties its
+	 * return stack where execution reaches a PSB, so a compressed return to a call made
+	 * before it is an error (gap), and the return is not reported. */
+	start(&t, 0x2000);
+	psb_at(&t, 0x2010);
+	tnt(&t, "t");
+	CHECK_STR(listing(&t, 0), "2000 2010 [gap]");
+	/* Without the PSB the same return is compressed. */
+	start(&t, 0x2000);
+	tnt(&t, "tt");
+	tip(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "2000 2010 2011 2005 2010 2011 200a 4100 4101 [disabled]");
+}
+
+static void test_power_events(void)
+{
+	struct tb t;
+	/* "PWRE, MWAIT, EXSTOP and PWRX report power events; they do not change the instruction
+	 * flow.  An EXSTOP with IP=1 is followed by a FUP with the IP where execution stopped",
+	 * which binds no event. */
+	start(&t, 0x1000);
+	pwre(&t);
+	mwait(&t);
+	tnt(&t, "t");
+	exstop(&t, 1);
+	fup(&t, 0x1002);
+	pwrx(&t);
+	tnt(&t, "tn");
+	exstop(&t, 0);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 [disabled]");
+	/* Around TIP.PGD/TIP.PGE: tracing off in the C-state, on again at the wake-up IP. */
+	start(&t, 0x1000);
+	tnt(&t, "ttn");
+	pgd(&t, 0);
+	pwre(&t);
+	exstop(&t, 0);
+	pwrx(&t);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 "
+	          "[disabled] [enabled] 4100 4101 [disabled]");
+}
+
+static void test_trig_and_cr3(void)
+{
+	struct tb t;
+	/* "A TRIG with IP=1 is followed by a FUP with the IP of the triggering instruction": the
+	 * FUP belongs to the TRIG, not to an asynchronous event. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	trig(&t, 1);
+	fup(&t, 0x1002);
+	trig(&t, 0);
+	tnt(&t, "tn");
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 [disabled]");
+	/* TIP.PGD without IP, then a CR3 change (PIP) while tracing is off, then TIP.PGE: the
+	 * new context starts at the TIP.PGE's IP. */
+	start(&t, 0x4100);
+	pgd(&t, 0);
+	pip(&t, 0x12345000);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "4100 4101 [disabled] [enabled] 4100 4101 [disabled]");
+}
+
+static void test_end_of_stream(void)
+{
+	struct tb t;
+	/* "The end of the trace stops the flow at the first instruction that needs a packet that
+	 * is not there": TNT bits left over are not used, and a branch without its TIP is not
+	 * reported. */
+	start(&t, 0x1000);
+	tnt(&t, "ttnt");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007");
+	start(&t, 0x1000);
+	tnt(&t, "ttn");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007");
+}
+
+/* The last n events tail-first equal the whole decode's last n, for n = 1..40. */
+static void same_tail(const struct tb *t, const char *what)
+{
+	for (size_t n = 1; n <= 40; n++) {
+		struct ptrec_branch sa[40], sb[40];
+		struct branch_ring a, b;
+		struct ptrec_pt_tail_info info;
+		ptrec_branch_ring_init(&a, sa, n);
+		ptrec_branch_ring_init(&b, sb, n);
+		int ra = ptrec_pt_flow_decode_tail(t->b, t->n, image, NULL, &a, &info);
+		int rb = ptrec_pt_flow_decode_last(t->b, t->n, image, NULL, &b, NULL);
+		int same = ra >= 0 && rb >= 0 && ptrec_branch_ring_count(&a) == ptrec_branch_ring_count(&b);
+		for (size_t k = 0; same && k < ptrec_branch_ring_count(&a); k++)
+			same = !memcmp(ptrec_branch_ring_get(&a, k), ptrec_branch_ring_get(&b, k),
+			               sizeof(sa[0]));
+		if (!same)
+			printf("tail-first differs from the whole decode: %s, n = %zu\n", what, n);
+		CHECK(same);
+	}
+}
+
+static void test_tail_first(void)
+{
+	struct tb t;
+	struct ptrec_branch slot[2];
+	struct branch_ring r;
+	struct ptrec_pt_tail_info info;
+	/* The loop in three PSB segments, each PSB+ restating the IP, then calls and returns. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	psb_at(&t, 0x1002);
+	tnt(&t, "t");
+	psb_at(&t, 0x1002);
+	tnt(&t, "n");
+	tip(&t, 0x2000);
+	tnt(&t, "tt");
+	tip(&t, 0x4100);
+	pgd(&t, 0);
+	same_tail(&t, "three segments");
+	/* The last two events need the newest segment, and the one before it to show that its
+	 * start is where the whole decode is at that PSB. */
+	ptrec_branch_ring_init(&r, slot, 2);
+	CHECK(ptrec_pt_flow_decode_tail(t.b, t.n, image, NULL, &r, &info) == 0);
+	CHECK(!info.whole && !info.reached_start);
+	CHECK_EQ_U64(info.segments, 2);
+	CHECK_EQ_U64(ptrec_branch_ring_newest(&r, 0)->kind, PTREC_BR_DISABLE);
+	/* A ring whose oldest bytes start in the middle of the first PSB+. */
+	struct tb c = t;
+	memmove(c.b, c.b + 5, c.n - 5);
+	c.n -= 5;
+	same_tail(&c, "cut in the first PSB");
+	/* No PSB left at all: one gap (no sync), as the whole decode reports. */
+	struct tb np = t;
+	np.n = 20;
+	memmove(np.b, t.b + 3, 20);
+	same_tail(&np, "no PSB");
+	/* A gap in the newest segment (a TIP where the jne needs a bit), OVF in the middle one. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	psb_at(&t, 0x1002);
+	tnt(&t, "t");
+	ovf(&t);
+	fup(&t, 0x1002);
+	psb_at(&t, 0x1002);
+	tip(&t, 0x2000);
+	psb_at(&t, 0x2000);
+	tnt(&t, "tt");
+	pgd(&t, 0);
+	same_tail(&t, "gap and overflow");
+	/* Tracing goes off without TIP.PGD (lost) and a PSB+ without FUP comes: the decoder
+	 * before it is still "on" where the one after it starts "off", the segments do not join,
+	 * and the whole trace is decoded instead: the same events. */
+	start(&t, 0x1000);
+	tnt(&t, "ttn");
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	psbend(&t);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	same_tail(&t, "segments that do not join");
+	ptrec_branch_ring_init(&r, slot, 2);
+	ptrec_pt_flow_decode_tail(t.b, t.n, image, NULL, &r, &info);
+	CHECK(info.whole);
+}
+
 int main(void)
 {
 	image = make_image();
@@ -993,6 +1183,11 @@ int main(void)
 	test_cpu();
 	test_fuzz_smoke();
 	test_batch_same();
+	test_psb_return_stack();
+	test_power_events();
+	test_trig_and_cr3();
+	test_end_of_stream();
+	test_tail_first();
 	ptrec_pt_img_free(image);
 	return check_done();
 }
