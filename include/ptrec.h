@@ -206,6 +206,9 @@ struct ptrec_status {
 	char reason[PTREC_BACKEND_COUNT_][PTREC_REASON_MAX];
 	/* per backend: why it was rejected or failed ("" if it was not tried or works) */
 	char last_report[4096];           /* path of the last report written, or "" */
+	unsigned threads_via_helper;      /* threads whose perf ring ptrec-helper opened because the
+	                                     kernel refused this process (ptrec-helper(8)); the
+	                                     other threads_attached rings were opened directly */
 };
 
 /* Fills st (st->struct_size must be set).  Works before init (initialized = 0).

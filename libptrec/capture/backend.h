@@ -33,6 +33,8 @@ struct ptrec_ring {
 	uint32_t time_shift;      /* perf user page: TSC conversion, 0 if unknown */
 	uint32_t time_mult;
 	uint64_t time_zero;
+	int via_helper;           /* 1 if ptrec-helper opened the perf event (the kernel refused
+	                             this process), 0 if the process opened it itself */
 	void *backend_private;    /* anything else a backend needs */
 };
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "capture/backend.h"
+#include "capture/helper_client.h"
 #include "capture/perf_aux.h"
 #include "ptrec.h"
 #include "core/settings.h"
@@ -40,6 +41,8 @@ static int bts_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	                                                           : PTREC_RING_DEFAULT;
 
 	int rc = ptrec_bts_verdict(&f->cpu, &f->bts, &f->sys, reason, len);
+	if (rc == -PTREC_EPERM)
+		rc = ptrec_helper_instead(rc, reason, len);
 	if (rc)
 		return rc;
 	return ptrec_perf_aux_probe(bts_open, size, cfg, reason, len);

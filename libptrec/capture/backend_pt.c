@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "capture/backend.h"
+#include "capture/helper_client.h"
 #include "capture/perf_aux.h"
 #include "capture/perf_config.h"
 #include "ptrec.h"
@@ -71,7 +72,7 @@ static int pt_open(struct ptrec_ring *ring, size_t size, const struct ptrec_conf
 		spec.filter = filter;
 	}
 	rc = ptrec_perf_aux_open(ring, size, &spec, reason, len);
-	if (rc == 0 && (pc.flags & PTREC_PT_MTC))
+	if (rc == 0 && !ring->via_helper && (pc.flags & PTREC_PT_MTC))
 		ring->mtc_period = pc.mtc_period;
 	return rc;
 }
@@ -84,6 +85,8 @@ static int pt_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	struct ptrec_pt_config pc;
 
 	int rc = ptrec_pt_verdict(&f->cpu, &f->pt, &f->sys, reason, len);
+	if (rc == -PTREC_EPERM)
+		rc = ptrec_helper_instead(rc, reason, len);
 	if (rc)
 		return rc;
 	rc = pt_config(size, &pc, reason, len);

@@ -14,7 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture/helper_client.h"
 #include "capture/perf_aux.h"
+#include "capture/thread_slots.h"
 #include "core/settings.h"
 #include "ptrec.h"
 
@@ -91,6 +93,59 @@ static int open_error(int e, const struct ptrec_perf_aux_spec *spec, char *reaso
 	}
 }
 
+int ptrec_perf_event_open(const struct ptrec_perf_aux_spec *spec, size_t size,
+                          struct ptrec_perf_event *ev, char *reason, size_t len)
+{
+	struct perf_event_attr attr;
+
+	memset(ev, 0, sizeof(*ev));
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = (uint32_t)spec->type;
+	attr.config = ev->config = spec->config;
+	attr.config1 = ev->config1 = spec->config1;
+	attr.config2 = ev->config2 = spec->config2;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+
+	ev->fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (ev->fd >= 0)
+		return 0;
+	int e = errno;
+	int rc = open_error(e, spec, reason, len);
+	if (e != EACCES && e != EPERM)
+		return rc;
+
+	/* Refused for lack of privilege: the helper may open it for us. */
+	const char *sock = ptrec_helper_socket();
+	struct ptrec_helper_event hev;
+	char why[PTREC_HELPER_MSG_MAX];
+	size_t used = len ? strlen(reason) : 0;
+
+	if (!sock) {
+		snprintf(reason + used, len - used, "; ptrec-helper: off (PTREC_HELPER=off)");
+		errno = e;
+		return rc;
+	}
+	int hrc = ptrec_helper_open(sock, spec->pmu_name, ptrec_gettid(), size, &hev, why,
+	                            sizeof(why));
+	if (hrc) {
+		snprintf(reason + used, len - used, "; ptrec-helper: %s", why);
+		errno = e;
+		return rc;
+	}
+	if (len)
+		reason[0] = '\0';
+	ev->fd = hev.fd;
+	ev->via_helper = 1;
+	ev->config = hev.config;
+	ev->config1 = hev.config1;
+	ev->config2 = hev.config2;
+	ev->mtc_period = hev.mtc_period;
+	return 0;
+}
+
 /* The cause of an mmap failure (what = "data" or "AUX"). */
 static int mmap_error(int e, const char *what, size_t bytes,
                       const struct ptrec_perf_aux_spec *spec, char *reason, size_t len)
@@ -151,7 +206,6 @@ int ptrec_perf_aux_open(struct ptrec_ring *ring, size_t size,
                         const struct ptrec_perf_aux_spec *spec, char *reason, size_t len)
 {
 	const size_t page = PTREC_PAGE_SIZE;
-	struct perf_event_attr attr;
 	int rc;
 
 	ring_reset(ring);
@@ -167,19 +221,11 @@ int ptrec_perf_aux_open(struct ptrec_ring *ring, size_t size,
 		return -PTREC_ENOSUPP;
 	}
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = (uint32_t)spec->type;
-	attr.config = spec->config;
-	attr.config1 = spec->config1;
-	attr.config2 = spec->config2;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-
-	int fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return open_error(errno, spec, reason, len);
+	struct ptrec_perf_event ev;
+	rc = ptrec_perf_event_open(spec, size, &ev, reason, len);
+	if (rc)
+		return rc;
+	int fd = ev.fd;
 
 	size_t base_size = (1 + PTREC_PERF_DATA_PAGES) * page;
 	void *base = mmap(NULL, base_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -216,9 +262,12 @@ int ptrec_perf_aux_open(struct ptrec_ring *ring, size_t size,
 	ring->mmap_size = base_size;
 	ring->data = aux;
 	ring->size = size;
-	ring->config = spec->config;
-	ring->config1 = spec->config1;
-	ring->config2 = spec->config2;
+	ring->config = ev.config;
+	ring->config1 = ev.config1;
+	ring->config2 = ev.config2;
+	ring->via_helper = ev.via_helper;
+	if (ev.via_helper)
+		ring->mtc_period = ev.mtc_period;
 	read_time(up, ring);
 
 	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {

@@ -2,7 +2,8 @@
  * the machinery the intel_pt and intel_bts backends share.
  *
  * Open: perf_event_open(attr, pid 0 = the calling thread, cpu -1, group -1,
- * PERF_FLAG_FD_CLOEXEC) with disabled, exclude_kernel and exclude_hv set; mmap of the user
+ * PERF_FLAG_FD_CLOEXEC) with disabled, exclude_kernel and exclude_hv set (or the same event
+ * from ptrec-helper when the kernel refuses this process: helper_client.h); mmap of the user
  * page + PTREC_PERF_DATA_PAGES data pages; aux_offset/aux_size set in the user page; mmap of
  * the AUX area PROT_READ only (the kernel then runs it in overwrite mode: a circular buffer
  * that keeps the newest bytes); optional address filter; ioctl ENABLE.
@@ -39,6 +40,24 @@ struct ptrec_perf_aux_spec {
 	const char *filter;     /* PERF_EVENT_IOC_SET_FILTER string, or NULL */
 	const struct ptrec_sys *sys; /* limits, to name the cause of a refusal (may be NULL) */
 };
+
+/* A perf event as opened for a ring: by this process, or by ptrec-helper when the kernel
+ * refused this process (EACCES/EPERM) and a helper answers at ptrec_helper_socket(). */
+struct ptrec_perf_event {
+	int fd;               /* the event fd (close-on-exec, disabled) */
+	int via_helper;       /* 1 if ptrec-helper opened it */
+	uint64_t config;      /* perf_event_attr.config / config1 / config2 actually used (the */
+	uint64_t config1;     /* helper builds its own for intel_pt) */
+	uint64_t config2;
+	uint32_t mtc_period;  /* intel_pt MTC period encoding the helper used (via_helper only) */
+};
+
+/* Opens spec's event for the calling thread (disabled, exclude_kernel, exclude_hv, cpu -1),
+ * falling back on ptrec-helper (asked for a ring of `size` bytes) when the kernel says
+ * EACCES/EPERM.  Returns 0 with ev filled, or a negative code as ptrec_perf_aux_open, with
+ * the kernel's cause and the helper's answer in reason. */
+int ptrec_perf_event_open(const struct ptrec_perf_aux_spec *spec, size_t size,
+                          struct ptrec_perf_event *ev, char *reason, size_t len);
 
 /* Opens and enables a ring of `size` bytes (a power-of-two multiple of 4 KiB) for the
  * calling thread and fills ring (fd, mappings, data/size, config words, perf time fields).

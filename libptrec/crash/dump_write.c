@@ -148,7 +148,39 @@ static void write_regs(struct dump_ctx *c, const struct ptrec_dump_request *req)
 
 /* ---- STATUS ---------------------------------------------------------------------------- */
 
-static void write_status(struct dump_ctx *c)
+/* Which path each perf ring came from: "perf_rings N by this process, M by ptrec-helper
+ * (tids ...)", the tids capped at 32.  Nothing when no thread has a perf ring. */
+static void status_ring_paths(struct ptrec_sbuf *b, const struct ptrec_dump_request *req)
+{
+	unsigned direct = 0, helper = 0, listed = 0;
+
+	for (unsigned i = 0; i < req->nthreads; i++) {
+		const struct ptrec_thread *t = req->threads[i];
+		if (t->ops && t->ring.fd >= 0)
+			t->ring.via_helper ? helper++ : direct++;
+	}
+	if (!direct && !helper)
+		return;
+	ptrec_sbuf_str(b, "perf_rings ");
+	ptrec_sbuf_udec(b, direct);
+	ptrec_sbuf_str(b, " opened by this process, ");
+	ptrec_sbuf_udec(b, helper);
+	ptrec_sbuf_str(b, " by ptrec-helper");
+	for (unsigned i = 0; i < req->nthreads && helper; i++) {
+		const struct ptrec_thread *t = req->threads[i];
+		if (!t->ops || t->ring.fd < 0 || !t->ring.via_helper)
+			continue;
+		ptrec_sbuf_str(b, listed ? " " : " (tids ");
+		if (++listed > 32) {
+			ptrec_sbuf_str(b, "...");
+			break;
+		}
+		ptrec_sbuf_dec(b, t->tid);
+	}
+	ptrec_sbuf_str(b, listed ? ")\n" : "\n");
+}
+
+static void write_status(struct dump_ctx *c, const struct ptrec_dump_request *req)
 {
 	struct ptrec_sbuf b;
 
@@ -162,6 +194,7 @@ static void write_status(struct dump_ctx *c)
 	ptrec_sbuf_str(&b, "\nthreads_untraced ");
 	ptrec_sbuf_udec(&b, atomic_load(ptrec_crash.threads_untraced));
 	ptrec_sbuf_char(&b, '\n');
+	status_ring_paths(&b, req);
 	for (int i = 0; i < PTREC_BACKEND_COUNT_; i++) {
 		if (!ptrec_crash.reason[i][0])
 			continue;
@@ -191,6 +224,8 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 	h->tid = (uint32_t)t->tid;
 	h->backend = t->ops ? (uint32_t)t->ops->id : PTREC_BACKEND_NONE;
 	h->flags = t->flags & PTREC_THREAD_UNTRACED;
+	if (t->ops && t->ring.via_helper)
+		h->flags |= PTREC_THREAD_HELPER;
 	if (t->tid == req->tid) {
 		h->flags |= PTREC_THREAD_CRASHED;
 		h->stack_pointer = context_sp(req->ucontext);
@@ -442,7 +477,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	out(c, &h, sizeof(h));
 	write_process(c, req);
 	write_regs(c, req);
-	write_status(c);
+	write_status(c, req);
 	for (unsigned i = 0; i < req->nthreads; i++)
 		write_thread(c, req, req->threads[i]);
 	read_maps(c);

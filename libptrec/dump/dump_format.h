@@ -89,6 +89,8 @@ struct ptrec_dump_regs {
 #define PTREC_THREAD_WRAPPED 0x2u /* the ring wrapped: its oldest bytes were overwritten */
 #define PTREC_THREAD_FROZEN  0x4u /* the ring was frozen before it was copied */
 #define PTREC_THREAD_UNTRACED 0x8u /* the thread had no ring (budget or kernel refusal) */
+#define PTREC_THREAD_HELPER  0x10u /* its perf event was opened by ptrec-helper (the kernel
+                                      refused the process itself) */
 
 struct ptrec_dump_thread {
 	uint32_t tid;          /* thread id */

@@ -207,6 +207,13 @@ PTREC_API int ptrec_status(struct ptrec_status *st)
 	st->threads_untraced = atomic_load(&ptrec_rec.threads_untraced);
 	st->snapshots_written = atomic_load(&ptrec_rec.snapshots_written);
 	memcpy(st->reason, ptrec_crash.reason, sizeof(st->reason));
+	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
+		struct ptrec_thread *t = ptrec_slot_at(i);
+		if (ptrec_slot_pin(t)) {
+			st->threads_via_helper += t->ops && t->ring.via_helper;
+			ptrec_slot_unpin(t);
+		}
+	}
 	snprintf(st->last_report, sizeof(st->last_report), "%s", ptrec_crash.last_report);
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;

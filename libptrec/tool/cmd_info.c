@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "capture/backend.h"
+#include "capture/helper_client.h"
 #include "platform/cpuid.h"
 #include "capture/perf_config.h"
 #include "platform/pmu_sysfs.h"
@@ -42,6 +43,12 @@ struct info {
 	const char *env_backend;     /* PTREC_BACKEND, if set */
 	const char *env_dir;         /* PTREC_DIR, if set */
 	const char *env_filter;      /* PTREC_FILTER, if set */
+	const char *helper_socket;   /* the ptrec-helper socket the library would ask, or NULL
+	                                (PTREC_HELPER=off) */
+	int helper_rc;               /* its ping: 0 = reachable, else -PTREC_E* */
+	char helper_answer[256];     /* its answer, or why it is not reachable */
+	int helper_needed;           /* 1 if the kernel refuses this user perf_event_open */
+	int helper_used;             /* 1 if a perf backend was judged through the helper */
 };
 
 static const char *yesno(int v)
@@ -106,6 +113,25 @@ static void gather(struct info *in)
 	}
 	in->bts_rc = ptrec_bts_verdict(&in->cpu, &in->bts, &in->sys, in->bts_reason,
 	                               sizeof(in->bts_reason));
+
+	/* ptrec-helper: where the kernel refuses this user, a reachable helper opens instead. */
+	in->helper_needed = in->sys.paranoid_valid && !ptrec_paranoid_allows(&in->sys) &&
+	                    !in->sys.cap_perfmon && !in->sys.cap_sys_admin;
+	in->helper_socket = ptrec_helper_socket();
+	in->helper_rc = -PTREC_ENOSUPP;
+	if (!in->helper_socket)
+		snprintf(in->helper_answer, sizeof(in->helper_answer), "off (PTREC_HELPER=off)");
+	else if (in->root)
+		snprintf(in->helper_answer, sizeof(in->helper_answer), "not asked (--root)");
+	else
+		in->helper_rc = ptrec_helper_ping(in->helper_socket, in->helper_answer,
+		                                  sizeof(in->helper_answer));
+	if (!in->root && in->helper_rc == 0) {
+		if (in->pt_rc == -PTREC_EPERM)
+			in->pt_rc = 0, in->helper_used = 1;
+		if (in->bts_rc == -PTREC_EPERM)
+			in->bts_rc = 0, in->helper_used = 1;
+	}
 
 	/* On the real system, let the kernel have the last word: the backends' probes open and
 	 * close a ring the way the recorder would (only where the facts did not already rule
@@ -291,6 +317,27 @@ static void verdict_line(const struct info *in, FILE *f)
 	fprintf(f, "\n");
 }
 
+/* How to install the helper, one line. */
+static const char helper_install[] =
+	"systemctl enable --now ptrec-helper.socket (units installed with libptrec), or "
+	"setcap cap_perfmon+ep " PTREC_SBINDIR "/ptrec-helper and run it as a daemon; "
+	"see ptrec-helper(8)";
+
+static void print_helper(const struct info *in)
+{
+	printf("\nptrec-helper (opens perf events when the kernel refuses this process)\n");
+	printf("  socket                %s\n", in->helper_socket ? in->helper_socket
+	       : "none: PTREC_HELPER=off");
+	printf("  reachable             %s%s\n", in->helper_rc ? "no: " : "yes: ",
+	       in->helper_answer);
+	printf("  needed                %s\n", in->helper_needed ? "yes: perf_event_paranoid "
+	       "forbids perf_event_open to this user" : "no: this user may open perf events");
+	printf("  would be used         %s\n", in->helper_used ? "yes, for the perf backends "
+	       "refused above" : in->helper_needed ? "no: not reachable" : "no: not needed");
+	if (in->helper_needed && in->helper_rc)
+		printf("  install               %s\n", helper_install);
+}
+
 static void print_text(const struct info *in)
 {
 	const struct ptrec_cpu_info *c = &in->cpu;
@@ -337,6 +384,8 @@ static void print_text(const struct info *in)
 		printf("  privileges            %s%s: perf_event_paranoid does not apply\n",
 		       s->cap_perfmon ? "CAP_PERFMON " : "", s->cap_sys_admin ? "CAP_SYS_ADMIN" : "");
 	print_budget(in);
+
+	print_helper(in);
 
 	printf("\nWhere a report would be written\n");
 	printf("  core_pattern          %s\n", s->core_pattern_valid ? s->core_pattern : "unknown");
@@ -623,6 +672,15 @@ static void print_json(const struct info *in)
 	j_str(j, "condition", "program built with -finstrument-functions or "
 	      "-fsanitize-coverage=trace-pc");
 	j_close(j, '}');
+	j_close(j, '}');
+
+	j_open(j, "helper", '{');
+	j_str(j, "socket", in->helper_socket);
+	j_bool(j, "reachable", in->helper_rc == 0);
+	j_str(j, "answer", in->helper_answer);
+	j_bool(j, "needed", in->helper_needed);
+	j_bool(j, "used", in->helper_used);
+	j_str(j, "install", helper_install);
 	j_close(j, '}');
 
 	j_open(j, "verdict", '{');

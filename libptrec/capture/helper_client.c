@@ -1,0 +1,256 @@
+/* helper_client.c — asks ptrec-helper for a perf event fd over its unix socket
+ * (helper_client.h has the protocol).  Normal context only. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "capture/helper_client.h"
+#include "ptrec.h"
+
+#ifndef PTREC_HELPER_SOCKET
+#define PTREC_HELPER_SOCKET "/run/ptrec/helper.sock"
+#endif
+
+const char *ptrec_helper_socket(void)
+{
+#ifdef HAVE_SECURE_GETENV
+	const char *s = secure_getenv("PTREC_HELPER");
+#else
+	const char *s = getenv("PTREC_HELPER");
+#endif
+
+	if (s && !strcmp(s, "off"))
+		return NULL;
+	return s && *s ? s : PTREC_HELPER_SOCKET;
+}
+
+/* Reads "KEY=0xHEX" / "KEY=DEC" at *p (advancing past it and one space).  Returns 1 if KEY
+ * matched and the number parsed. */
+static int take_u64(const char **p, const char *end, const char *key, uint64_t *out)
+{
+	size_t k = strlen(key);
+	const char *s = *p;
+	char num[32];
+	size_t n = 0;
+
+	if ((size_t)(end - s) <= k || memcmp(s, key, k) || s[k] != '=')
+		return 0;
+	s += k + 1;
+	while (s < end && *s != ' ' && n < sizeof(num) - 1)
+		num[n++] = *s++;
+	num[n] = '\0';
+	if (!n || (s < end && *s != ' '))
+		return 0;
+	char *e;
+	errno = 0;
+	unsigned long long v = strtoull(num, &e, 0);
+	if (*e || errno || num[0] == '-')
+		return 0;
+	*out = v;
+	*p = s < end ? s + 1 : s;
+	return 1;
+}
+
+int ptrec_helper_reply_parse(const char *msg, size_t len, struct ptrec_helper_event *ev,
+                             char *reason, size_t reason_len)
+{
+	const char *end = msg + len;
+	static const char refused[] = "refused: ";
+	uint64_t mtc = 0;
+
+	if (reason_len)
+		reason[0] = '\0';
+	if (len && msg[len - 1] == '\n')
+		end--;
+	if ((size_t)(end - msg) >= sizeof(refused) - 1 &&
+	    !memcmp(msg, refused, sizeof(refused) - 1)) {
+		size_t n = (size_t)(end - msg) - (sizeof(refused) - 1);
+		if (reason_len) {
+			if (n >= reason_len)
+				n = reason_len - 1;
+			memcpy(reason, msg + sizeof(refused) - 1, n);
+			reason[n] = '\0';
+		}
+		return -PTREC_EPERM;
+	}
+	const char *p = msg;
+	if (end - p < 3 || memcmp(p, "ok ", 3))
+		goto bad;
+	p += 3;
+	if (!take_u64(&p, end, "config", &ev->config) ||
+	    !take_u64(&p, end, "config1", &ev->config1) ||
+	    !take_u64(&p, end, "config2", &ev->config2) ||
+	    !take_u64(&p, end, "mtc_period", &mtc) || p != end || mtc > 15)
+		goto bad;
+	ev->mtc_period = (uint32_t)mtc;
+	return 0;
+bad:
+	snprintf(reason, reason_len, "unexpected reply from ptrec-helper: \"%.*s\"",
+	         (int)(len > 80 ? 80 : len), msg);
+	return -PTREC_EFORMAT;
+}
+
+/* Connects to the helper.  Returns the socket or a negative code with reason. */
+static int helper_connect(const char *path, char *reason, size_t len)
+{
+	struct sockaddr_un sa;
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sa.sun_path)) {
+		snprintf(reason, len, "ptrec-helper socket path too long: %s", path);
+		return -PTREC_EINVAL;
+	}
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		snprintf(reason, len, "socket(AF_UNIX): %s", strerror(errno));
+		return -PTREC_EIO;
+	}
+	struct timeval tv = {PTREC_HELPER_TIMEOUT_MS / 1000,
+	                     (PTREC_HELPER_TIMEOUT_MS % 1000) * 1000};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, n);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(s);
+		snprintf(reason, len, "no ptrec-helper at %s: %s", path, strerror(e));
+		return e == ENOENT || e == ECONNREFUSED || e == ENOTDIR ? -PTREC_ENOSUPP
+		                                                        : -PTREC_EIO;
+	}
+	return s;
+}
+
+/* Sends req and receives the reply into buf (NUL-terminated) and at most one passed fd into
+ * *fd (-1 if none).  Returns the reply length or a negative code with reason. */
+static int exchange(int s, const char *req, char *buf, size_t buflen, int *fd, char *reason,
+                    size_t len)
+{
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {buf, buflen - 1};
+	struct msghdr mh;
+
+	*fd = -1;
+	if (send(s, req, strlen(req), MSG_NOSIGNAL) < 0) {
+		snprintf(reason, len, "ptrec-helper: send: %s", strerror(errno));
+		return -PTREC_EIO;
+	}
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.space;
+	mh.msg_controllen = sizeof(ctl.space);
+	ssize_t n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	if (n <= 0) {
+		snprintf(reason, len, "ptrec-helper: no reply: %s",
+		         n == 0 ? "connection closed" : errno == EAGAIN ? "timed out" : strerror(errno));
+		return -PTREC_EIO;
+	}
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = f;
+			else
+				close(f);
+		}
+	}
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int ptrec_helper_open(const char *socket_path, const char *backend, pid_t tid,
+                      size_t ring_size, struct ptrec_helper_event *ev, char *reason,
+                      size_t reason_len)
+{
+	int saved = errno;
+	char req[PTREC_HELPER_MSG_MAX], buf[PTREC_HELPER_MSG_MAX + 1];
+	int fd, rc;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->fd = -1;
+	int s = helper_connect(socket_path, reason, reason_len);
+	if (s < 0) {
+		errno = saved;
+		return s;
+	}
+	snprintf(req, sizeof(req), PTREC_HELPER_PROTO " open %s tid=%ld ring=%zu", backend,
+	         (long)tid, ring_size);
+	rc = exchange(s, req, buf, sizeof(buf), &fd, reason, reason_len);
+	close(s);
+	if (rc >= 0) {
+		rc = ptrec_helper_reply_parse(buf, (size_t)rc, ev, reason, reason_len);
+		if (rc == 0 && fd < 0) {
+			snprintf(reason, reason_len, "ptrec-helper said ok but passed no fd");
+			rc = -PTREC_EIO;
+		} else if (rc == -PTREC_EFORMAT) {
+			rc = -PTREC_EIO;
+		}
+	}
+	if (rc == 0)
+		ev->fd = fd;
+	else if (fd >= 0)
+		close(fd);
+	errno = saved;
+	return rc;
+}
+
+int ptrec_helper_ping(const char *socket_path, char *reply, size_t reply_len)
+{
+	int saved = errno;
+	char buf[PTREC_HELPER_MSG_MAX + 1];
+	int fd;
+
+	int s = helper_connect(socket_path, reply, reply_len);
+	if (s < 0) {
+		errno = saved;
+		return s;
+	}
+	int n = exchange(s, PTREC_HELPER_PROTO " ping", buf, sizeof(buf), &fd, reply, reply_len);
+	close(s);
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	if (n < 0)
+		return n;
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n < 3 || memcmp(buf, "ok ", 3)) {
+		snprintf(reply, reply_len, "%s", buf);
+		return -PTREC_EPERM;
+	}
+	snprintf(reply, reply_len, "%s", buf + 3);
+	return 0;
+}
+
+int ptrec_helper_instead(int rc, char *reason, size_t len)
+{
+	const char *sock = ptrec_helper_socket();
+	size_t used = len ? strlen(reason) : 0;
+	char why[PTREC_HELPER_MSG_MAX];
+
+	if (!sock) {
+		snprintf(reason + used, len - used, "; ptrec-helper: off (PTREC_HELPER=off)");
+		return rc;
+	}
+	if (ptrec_helper_ping(sock, why, sizeof(why)) == 0)
+		return 0;
+	snprintf(reason + used, len - used, "; ptrec-helper: %s", why);
+	return rc;
+}

@@ -1,0 +1,397 @@
+/* helper_main.c — ptrec-helper: a least-privilege perf_event_open broker (doc/ptrec-helper.8).
+ *
+ * Runs with CAP_PERFMON (file capability or a systemd unit), listens on a unix SOCK_SEQPACKET
+ * socket, and for each connection: takes the peer's credentials and a pidfd (helper_peer.c),
+ * reads one request of at most PTREC_HELPER_MSG_MAX bytes within the timeout
+ * (helper_request.c), checks that the thread named is the peer's own, opens a per-thread,
+ * user-space-only, disabled event (exclude_kernel, exclude_hv, cpu -1; intel_pt with the
+ * config the library builds, intel_bts only with --allow-bts), checks the peer again and
+ * passes the fd back with SCM_RIGHTS.  Anything else is refused with a reason.  Nothing is
+ * kept per client beyond its connection; one thread per connection, at most --max-clients.
+ *
+ * --test-software-event opens PERF_COUNT_SW_TASK_CLOCK for the thread instead of the PT/BTS
+ * event (machines without PT: the test suite), with every check unchanged. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/helper_client.h"
+#include "capture/perf_config.h"
+#include "helper/helper_peer.h"
+#include "helper/helper_request.h"
+#include "platform/pmu_sysfs.h"
+#include "ptrec.h"
+
+/* The helper's settings, fixed after the command line. */
+static struct {
+	const char *socket_path;   /* where to listen */
+	int software;              /* --test-software-event */
+	int allow_bts;             /* --allow-bts */
+	unsigned timeout_ms;       /* per-connection receive/send bound */
+	unsigned max_clients;      /* connections served at once */
+	unsigned test_delay_ms;    /* --test-delay-ms: pause before the checks (tests only) */
+	struct ptrec_pmu pt;       /* intel_pt PMU, read at start */
+	struct ptrec_pmu bts;      /* intel_bts PMU, read at start */
+} opt;
+
+static atomic_uint clients;
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "ptrec-helper: %s\n", line);
+}
+
+/* Sends msg, with fd attached when fd >= 0. */
+static void reply(int s, const char *msg, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {(void *)msg, strlen(msg)};
+	struct msghdr mh;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.space;
+		mh.msg_controllen = sizeof(ctl.space);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	sendmsg(s, &mh, MSG_NOSIGNAL);
+}
+
+static void refuse(int s, const struct ptrec_helper_peer *peer, const char *why)
+{
+	char msg[PTREC_HELPER_MSG_MAX];
+
+	snprintf(msg, sizeof(msg), "refused: %s", why);
+	reply(s, msg, -1);
+	logf_("pid %ld uid %lu: refused: %s", peer ? (long)peer->pid : -1L,
+	      peer ? (unsigned long)peer->uid : 0ul, why);
+}
+
+/* The attributes for req: the only events this helper ever opens.  Returns 0 or -1 with why. */
+static int event_attr(const struct ptrec_helper_request *req, struct perf_event_attr *attr,
+                      uint32_t *mtc_period, char *why, size_t len)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	*mtc_period = 0;
+	if (opt.software) {
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = PERF_COUNT_SW_TASK_CLOCK;
+		return 0;
+	}
+	if (req->backend == PTREC_BACKEND_INTEL_BTS) {
+		if (!opt.allow_bts) {
+			snprintf(why, len, "intel_bts is not enabled in this helper (--allow-bts): "
+			         "BTS records leak kernel addresses");
+			return -1;
+		}
+		if (!opt.bts.present || opt.bts.type < 0) {
+			snprintf(why, len, "this machine has no intel_bts PMU");
+			return -1;
+		}
+		attr->type = (uint32_t)opt.bts.type;
+		return 0;
+	}
+	struct ptrec_pt_request pr;
+	struct ptrec_pt_config pc;
+	char err[256];
+	if (!opt.pt.present || opt.pt.type < 0) {
+		snprintf(why, len, "this machine has no intel_pt PMU");
+		return -1;
+	}
+	ptrec_pt_request_default(&pr, req->ring_size);
+	if (ptrec_pt_config_build(&opt.pt, &pr, &pc, err, sizeof(err))) {
+		snprintf(why, len, "cannot build the intel_pt config: %.120s", err);
+		return -1;
+	}
+	attr->type = (uint32_t)opt.pt.type;
+	attr->config = pc.config;
+	attr->config1 = pc.config1;
+	attr->config2 = pc.config2;
+	if (pc.flags & PTREC_PT_MTC)
+		*mtc_period = pc.mtc_period;
+	return 0;
+}
+
+static void serve_open(int s, const struct ptrec_helper_peer *peer,
+                       const struct ptrec_helper_request *req)
+{
+	struct perf_event_attr attr;
+	uint32_t mtc;
+	char why[200], msg[PTREC_HELPER_MSG_MAX];
+
+	if (ptrec_helper_peer_owns(peer, req->tid, why, sizeof(why)) ||
+	    event_attr(req, &attr, &mtc, why, sizeof(why))) {
+		refuse(s, peer, why);
+		return;
+	}
+	int fd = (int)syscall(SYS_perf_event_open, &attr, req->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "perf_event_open(%s, tid %ld): %s",
+		         ptrec_backend_name(req->backend), (long)req->tid, strerror(errno));
+		refuse(s, peer, why);
+		return;
+	}
+	/* The thread may have exited and its tid gone elsewhere while we opened: ask again. */
+	if (ptrec_helper_peer_owns(peer, req->tid, why, sizeof(why))) {
+		close(fd);
+		refuse(s, peer, why);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "ok config=0x%llx config1=0x%llx config2=0x%llx mtc_period=%u",
+	         (unsigned long long)attr.config, (unsigned long long)attr.config1,
+	         (unsigned long long)attr.config2, mtc);
+	reply(s, msg, fd);
+	close(fd);
+	logf_("pid %ld uid %lu: opened %s%s for tid %ld", (long)peer->pid,
+	      (unsigned long)peer->uid, ptrec_backend_name(req->backend),
+	      opt.software ? " (as a software event: test mode)" : "", (long)req->tid);
+}
+
+static void serve(int s)
+{
+	struct ptrec_helper_peer peer;
+	struct ptrec_helper_request req;
+	char buf[PTREC_HELPER_MSG_MAX + 1], why[200];
+
+	if (ptrec_helper_peer_get(s, &peer, why, sizeof(why))) {
+		refuse(s, NULL, why);
+		return;
+	}
+	if (opt.test_delay_ms) {
+		struct timespec ts = {opt.test_delay_ms / 1000,
+		                      (long)(opt.test_delay_ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	ssize_t n = recv(s, buf, sizeof(buf), MSG_TRUNC);
+	if (n < 0) {
+		refuse(s, &peer, errno == EAGAIN ? "no request within the timeout" : strerror(errno));
+	} else if ((size_t)n > PTREC_HELPER_MSG_MAX) {
+		snprintf(why, sizeof(why), "request of %zd bytes is over the limit of %u", n,
+		         PTREC_HELPER_MSG_MAX);
+		refuse(s, &peer, why);
+	} else if (ptrec_helper_request_parse(buf, (size_t)n, &req, why, sizeof(why))) {
+		refuse(s, &peer, why);
+	} else if (req.verb == PTREC_HELPER_PING) {
+		snprintf(buf, sizeof(buf), "ok ptrec-helper %s events=%s", ptrec_version(),
+		         opt.software ? "software(test)" : opt.allow_bts ? "intel_pt,intel_bts"
+		                                                         : "intel_pt");
+		reply(s, buf, -1);
+	} else {
+		serve_open(s, &peer, &req);
+	}
+	ptrec_helper_peer_release(&peer);
+}
+
+static void *connection(void *p)
+{
+	int s = (int)(intptr_t)p;
+
+	serve(s);
+	close(s);
+	atomic_fetch_sub(&clients, 1);
+	return NULL;
+}
+
+/* The listening socket: systemd's (LISTEN_FDS) or our own at opt.socket_path (0666: who may
+ * ask is decided per request).  Sets *owned when we created the path.  Returns fd or -1. */
+static int listen_socket(int *owned)
+{
+	const char *lp = getenv("LISTEN_PID"), *lf = getenv("LISTEN_FDS");
+
+	*owned = 0;
+	if (lp && lf && atol(lp) == (long)getpid() && atoi(lf) >= 1)
+		return 3;
+	struct sockaddr_un sa;
+	size_t n = strlen(opt.socket_path);
+	if (n >= sizeof(sa.sun_path)) {
+		logf_("socket path too long: %s", opt.socket_path);
+		return -1;
+	}
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		logf_("socket: %s", strerror(errno));
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, opt.socket_path, n);
+	struct stat st;
+	if (lstat(opt.socket_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			logf_("%s exists and is not a socket: not touching it", opt.socket_path);
+			close(s);
+			return -1;
+		}
+		unlink(opt.socket_path); /* a stale socket of a previous run */
+	}
+	char dir[sizeof(sa.sun_path)];
+	memcpy(dir, opt.socket_path, n + 1);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755); /* /run/ptrec when started by hand; EEXIST is fine */
+	}
+	mode_t old = umask(0);
+	int r = bind(s, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || chmod(opt.socket_path, 0666) < 0 || listen(s, 64) < 0) {
+		logf_("cannot listen on %s: %s", opt.socket_path, strerror(errno));
+		close(s);
+		return -1;
+	}
+	*owned = 1;
+	return s;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: ptrec-helper [--socket PATH] [--allow-bts] [--timeout-ms N] "
+	        "[--max-clients N]\n"
+	        "                    [--test-software-event [--test-delay-ms N]]\n"
+	        "Opens per-thread, user-space-only Intel PT (and with --allow-bts, BTS) perf events\n"
+	        "for the threads of the processes that ask, and passes them the fd.  Needs\n"
+	        "CAP_PERFMON.  Default socket: %s.  See ptrec-helper(8).\n", PTREC_HELPER_SOCKET);
+}
+
+static int parse_uint(const char *s, unsigned *out)
+{
+	char *e;
+	errno = 0;
+	unsigned long v = strtoul(s ? s : "", &e, 10);
+	if (!s || !*s || *e || errno || v > UINT_MAX || *s == '-')
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	opt.socket_path = PTREC_HELPER_SOCKET;
+	opt.timeout_ms = PTREC_HELPER_TIMEOUT_MS;
+	opt.max_clients = 64;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--socket") && i + 1 < argc) {
+			opt.socket_path = argv[++i];
+		} else if (!strcmp(a, "--allow-bts")) {
+			opt.allow_bts = 1;
+		} else if (!strcmp(a, "--test-software-event")) {
+			opt.software = 1;
+		} else if (!strcmp(a, "--timeout-ms") && i + 1 < argc) {
+			if (parse_uint(argv[++i], &opt.timeout_ms) || !opt.timeout_ms)
+				goto bad;
+		} else if (!strcmp(a, "--max-clients") && i + 1 < argc) {
+			if (parse_uint(argv[++i], &opt.max_clients) || !opt.max_clients)
+				goto bad;
+		} else if (!strcmp(a, "--test-delay-ms") && i + 1 < argc) {
+			if (parse_uint(argv[++i], &opt.test_delay_ms))
+				goto bad;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else {
+			goto bad;
+		}
+	}
+	if (opt.test_delay_ms && !opt.software) {
+		fprintf(stderr, "ptrec-helper: --test-delay-ms needs --test-software-event\n");
+		return 2;
+	}
+	ptrec_pmu_read(NULL, "intel_pt", &opt.pt);
+	ptrec_pmu_read(NULL, "intel_bts", &opt.bts);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop; /* no SA_RESTART: accept() returns EINTR */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int owned;
+	int ls = listen_socket(&owned);
+	if (ls < 0)
+		return 1;
+	logf_("listening on %s (%s)", owned ? opt.socket_path : "the socket systemd passed",
+	      opt.software ? "test mode: software events" : opt.allow_bts ? "intel_pt, intel_bts"
+	                                                               : "intel_pt");
+	pthread_attr_t ta;
+	pthread_attr_init(&ta);
+	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&ta, 128u << 10);
+	while (!stop) {
+		int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0) {
+			if (errno != EINTR && errno != ECONNABORTED)
+				logf_("accept: %s", strerror(errno));
+			continue;
+		}
+		struct timeval tv = {opt.timeout_ms / 1000, (opt.timeout_ms % 1000) * 1000};
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		if (atomic_fetch_add(&clients, 1) >= opt.max_clients) {
+			atomic_fetch_sub(&clients, 1);
+			refuse(c, NULL, "busy: too many connections at once, try again");
+			close(c);
+			continue;
+		}
+		pthread_t t;
+		if (pthread_create(&t, &ta, connection, (void *)(intptr_t)c) != 0) {
+			atomic_fetch_sub(&clients, 1);
+			refuse(c, NULL, "busy: cannot start a thread");
+			close(c);
+		}
+	}
+	if (owned)
+		unlink(opt.socket_path);
+	logf_("stopped");
+	return 0;
+bad:
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,183 @@
+/* helper_peer.c — the peer of a ptrec-helper connection and the ownership of the thread it
+ * names (helper_peer.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "helper/helper_peer.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+int ptrec_helper_peer_get(int sock, struct ptrec_helper_peer *peer, char *err, size_t len)
+{
+	struct ucred cr;
+	socklen_t sl = sizeof(cr);
+
+	peer->pidfd = -1;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &sl) < 0 || sl != sizeof(cr) ||
+	    cr.pid <= 0) {
+		snprintf(err, len, "no peer credentials (SO_PEERCRED): %s", strerror(errno));
+		return -1;
+	}
+	peer->pid = cr.pid;
+	peer->uid = cr.uid;
+	peer->gid = cr.gid;
+	int fd = -1;
+	sl = sizeof(fd);
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &sl) < 0 || fd < 0) {
+		if (errno != ENOPROTOOPT && errno != EINVAL) {
+			/* The kernel knows SO_PEERPIDFD but has no pidfd for the peer: gone. */
+			snprintf(err, len, "your process (pid %ld) has exited", (long)cr.pid);
+			return -1;
+		}
+		/* Kernels before 6.5: the pid as at connect, pinned now.  The liveness checks
+		 * after each step still catch an exit, not a reuse before this point. */
+		fd = (int)syscall(SYS_pidfd_open, cr.pid, 0);
+		if (fd < 0) {
+			snprintf(err, len, "pidfd_open(%ld): %s", (long)cr.pid, strerror(errno));
+			return -1;
+		}
+	}
+	peer->pidfd = fd;
+	return 0;
+}
+
+void ptrec_helper_peer_release(struct ptrec_helper_peer *peer)
+{
+	if (peer->pidfd >= 0)
+		close(peer->pidfd);
+	peer->pidfd = -1;
+}
+
+int ptrec_helper_peer_alive(const struct ptrec_helper_peer *peer)
+{
+	if (peer->pidfd < 0)
+		return 0;
+	return syscall(SYS_pidfd_send_signal, peer->pidfd, 0, NULL, 0) == 0;
+}
+
+/* The numbers after "KEY:\t" in status (up to max), or -1 if the line is missing/bad. */
+static int status_nums(const char *status, const char *key, int base, uint64_t *v, int max)
+{
+	size_t k = strlen(key);
+	const char *l = status;
+
+	while (l && *l) {
+		if (!strncmp(l, key, k) && l[k] == ':') {
+			const char *p = l + k + 1;
+			int n = 0;
+			while (n < max) {
+				char *e;
+				while (*p == ' ' || *p == '\t')
+					p++;
+				if (*p == '\n' || !*p)
+					break;
+				if (*p == '-' || *p == '+')
+					return -1;
+				errno = 0;
+				unsigned long long x = strtoull(p, &e, base);
+				if (e == p || errno)
+					return -1;
+				v[n++] = x;
+				p = e;
+			}
+			return n;
+		}
+		l = strchr(l, '\n');
+		if (l)
+			l++;
+	}
+	return -1;
+}
+
+int ptrec_helper_status_judge(const char *status, pid_t tid,
+                              const struct ptrec_helper_peer *peer, char *err, size_t len)
+{
+	uint64_t v[4];
+
+	if (status_nums(status, "Tgid", 10, v, 1) != 1) {
+		snprintf(err, len, "thread %ld: no Tgid in its status", (long)tid);
+		return -1;
+	}
+	if (v[0] != (uint64_t)peer->pid) {
+		snprintf(err, len, "thread %ld is not in your process (pid %ld): it belongs to pid "
+		         "%" PRIu64, (long)tid, (long)peer->pid, v[0]);
+		return -1;
+	}
+	if (status_nums(status, "Uid", 10, v, 4) != 4 || v[0] != peer->uid ||
+	    v[1] != peer->uid || v[2] != peer->uid || v[3] != peer->uid) {
+		snprintf(err, len, "thread %ld does not run with your uid %lu alone (real, "
+		         "effective, saved and fs uid must all be it)", (long)tid,
+		         (unsigned long)peer->uid);
+		return -1;
+	}
+	if (status_nums(status, "Gid", 10, v, 4) != 4 || v[0] != peer->gid ||
+	    v[1] != peer->gid || v[2] != peer->gid || v[3] != peer->gid) {
+		snprintf(err, len, "thread %ld does not run with your gid %lu alone", (long)tid,
+		         (unsigned long)peer->gid);
+		return -1;
+	}
+	if (peer->uid != 0) {
+		if (status_nums(status, "CapPrm", 16, v, 1) != 1) {
+			snprintf(err, len, "thread %ld: no CapPrm in its status", (long)tid);
+			return -1;
+		}
+		if (v[0] != 0) {
+			snprintf(err, len, "thread %ld holds capabilities (CapPrm %" PRIx64 "): a "
+			         "privileged program is not traced on behalf of its user", (long)tid,
+			         v[0]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int ptrec_helper_peer_owns(const struct ptrec_helper_peer *peer, pid_t tid, char *err,
+                           size_t len)
+{
+	char path[96], buf[4096];
+
+	if (!ptrec_helper_peer_alive(peer)) {
+		snprintf(err, len, "your process (pid %ld) has exited", (long)peer->pid);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/status", (long)peer->pid, (long)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, len, "thread %ld is not in your process (pid %ld)", (long)tid,
+		         (long)peer->pid);
+		return -1;
+	}
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		snprintf(err, len, "thread %ld: its status is unreadable", (long)tid);
+		return -1;
+	}
+	buf[n] = '\0';
+	if (ptrec_helper_status_judge(buf, tid, peer, err, len))
+		return -1;
+	/* The process read above is the peer only if the peer was not reaped meanwhile. */
+	if (!ptrec_helper_peer_alive(peer)) {
+		snprintf(err, len, "your process (pid %ld) has exited", (long)peer->pid);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,598 @@
+/* test_helper.c — ptrec-helper end to end, in its test mode (a software event per thread
+ * instead of intel_pt, every check unchanged), and the library's fallback on it:
+ *  - a thread of our own gets a working fd (SCM_RIGHTS) that counts that thread only;
+ *  - a thread of another process, and another uid's request for our thread, are refused;
+ *  - a peer that exits before its request is judged is refused, also when its pid is reused
+ *    (the pidfd taken at connect no longer lives);
+ *  - malformed, oversized, empty and silent requests get a reason and the helper lives on;
+ *  - many concurrent clients are all served;
+ *  - fds already passed keep working across a helper restart, and the restarted helper serves;
+ *  - with perf_event_open refused by the kernel (a seccomp filter answering EACCES, as
+ *    perf_event_paranoid=3 would), the library opens through the helper and says so.
+ * SKIPs when this kernel refuses software perf events to us (no perf at all). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/filter.h>
+#include <linux/perf_event.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/helper_client.h"
+#include "capture/perf_aux.h"
+#include "check.h"
+#include "helper/helper_peer.h"
+#include "ptrec.h"
+
+static char dir[64], sock_path[128], helper_bin[4096];
+static pid_t helper_pid = -1;
+
+static pid_t tid_self(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Starts the helper in test mode with extra args (NULL-terminated) and waits for its ping. */
+static pid_t helper_start(const char *path, const char *extra1, const char *extra2)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		execl(helper_bin, helper_bin, "--test-software-event", "--socket", path,
+		      "--timeout-ms", "300", extra1, extra2, (char *)NULL);
+		_exit(127);
+	}
+	char reply[256];
+	for (int i = 0; i < 500; i++) {
+		if (ptrec_helper_ping(path, reply, sizeof(reply)) == 0)
+			return p;
+		sleep_ms(10);
+	}
+	fprintf(stderr, "helper at %s did not answer: %s\n", path, reply);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	exit(99);
+}
+
+static void helper_stop(pid_t p)
+{
+	kill(p, SIGTERM);
+	waitpid(p, NULL, 0);
+}
+
+static uint64_t count_of(int fd)
+{
+	uint64_t v = 0;
+	if (read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		return UINT64_MAX;
+	return v;
+}
+
+/* Runs on this CPU for ms milliseconds of this thread's CPU time (not wall time: the
+ * machine is shared, and a task clock counts only the time the thread ran). */
+static void spin_ms(unsigned ms)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+/* Sends raw bytes on a fresh connection and returns the reply (or "" on none). */
+static void raw_ask(const void *msg, size_t len, char *reply, size_t rlen)
+{
+	struct sockaddr_un sa;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, sock_path);
+	reply[0] = '\0';
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    (!msg || send(s, msg, len, MSG_NOSIGNAL) >= 0)) {
+		ssize_t n = recv(s, reply, rlen - 1, 0);
+		reply[n > 0 ? n : 0] = '\0';
+	}
+	close(s);
+}
+
+/* ---- a thread of our own ---------------------------------------------------------------- */
+
+static void *sleeper(void *arg)
+{
+	*(volatile pid_t *)arg = tid_self();
+	pause();
+	return NULL;
+}
+
+static int test_own_thread(void)
+{
+	struct ptrec_helper_event ev;
+	char why[256];
+	volatile pid_t other = 0;
+	pthread_t th;
+
+	printf("-- own thread: the fd counts this thread, another thread of ours is granted\n");
+	CHECK(ptrec_helper_open(sock_path, "intel_pt", tid_self(), 65536, &ev, why,
+	                        sizeof(why)) == 0);
+	CHECK(ev.fd >= 0);
+	if (ev.fd < 0) {
+		fprintf(stderr, "  refused: %s\n", why);
+		return -1;
+	}
+	CHECK(fcntl(ev.fd, F_GETFD) & FD_CLOEXEC);
+	CHECK_EQ_U64(ev.config, PERF_COUNT_SW_TASK_CLOCK);
+	CHECK_EQ_U64(count_of(ev.fd), 0); /* opened disabled */
+	CHECK(ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0) == 0);
+	spin_ms(30);
+	uint64_t c = count_of(ev.fd);
+	CHECK(c >= 27000000u && c != UINT64_MAX); /* >= 90% of the 30 ms it ran */
+
+	/* A sleeping thread of ours: granted, and its count stays near zero while we spin.
+	 * (spin_ms counts this thread's CPU time; the event must have seen all of it.) */
+	pthread_create(&th, NULL, sleeper, (void *)&other);
+	while (!other)
+		sleep_ms(1);
+	struct ptrec_helper_event ev2;
+	CHECK(ptrec_helper_open(sock_path, "intel_pt", other, 4096, &ev2, why, sizeof(why)) == 0);
+	if (ev2.fd >= 0) {
+		ioctl(ev2.fd, PERF_EVENT_IOC_ENABLE, 0);
+		spin_ms(30);
+		CHECK(count_of(ev2.fd) < 5000000u);
+		close(ev2.fd);
+	}
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+	return ev.fd; /* kept open across the restart test */
+}
+
+/* ---- refusals ---------------------------------------------------------------------------- */
+
+static void test_other_process(void)
+{
+	struct ptrec_helper_event ev;
+	char why[256];
+
+	printf("-- a thread of another process is refused\n");
+	pid_t child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(ptrec_helper_open(sock_path, "intel_pt", child, 65536, &ev, why, sizeof(why)) ==
+	      -PTREC_EPERM);
+	CHECK(ev.fd == -1);
+	CHECK(strstr(why, "is not in your process") != NULL);
+	printf("   reason: %s\n", why);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+
+	CHECK(ptrec_helper_open(sock_path, "intel_pt", 1, 65536, &ev, why, sizeof(why)) ==
+	      -PTREC_EPERM);
+	CHECK(strstr(why, "thread 1 is not in your process") != NULL);
+}
+
+static void test_other_uid(void)
+{
+	printf("-- another uid (nobody) asking for our thread is refused, for its own granted\n");
+	if (geteuid() != 0) {
+		printf("   skipped: not root, so this test cannot run a client as another uid\n");
+		return;
+	}
+	pid_t me = tid_self();
+	int pfd[2];
+	if (pipe(pfd))
+		exit(99);
+	pid_t child = fork();
+	if (child == 0) {
+		struct ptrec_helper_event ev;
+		char why[256], out[600];
+		close(pfd[0]);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(3);
+		int r1 = ptrec_helper_open(sock_path, "intel_pt", me, 65536, &ev, why, sizeof(why));
+		int n = snprintf(out, sizeof(out), "%d|%s|", r1, why);
+		int r2 = ptrec_helper_open(sock_path, "intel_pt", tid_self(), 65536, &ev, why,
+		                           sizeof(why));
+		snprintf(out + n, sizeof(out) - (size_t)n, "%d|%d", r2, ev.fd >= 0);
+		if (write(pfd[1], out, strlen(out)) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	close(pfd[1]);
+	char buf[600] = "";
+	ssize_t n = read(pfd[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(pfd[0]);
+	int st;
+	waitpid(child, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("   nobody got: %s\n", buf);
+	char expect[64];
+	snprintf(expect, sizeof(expect), "%d|thread %ld is not in your process", -PTREC_EPERM,
+	         (long)me);
+	CHECK(strncmp(buf, expect, strlen(expect)) == 0);
+	CHECK(strstr(buf, "|0|1") != NULL); /* its own thread: granted, with an fd */
+}
+
+/* ---- pid reuse --------------------------------------------------------------------------- */
+
+static void test_pid_reuse(void)
+{
+	char path[160], reply[256];
+	struct sockaddr_un sa;
+
+	printf("-- a peer that exits before its request is judged is refused, also when its pid "
+	       "is reused\n");
+	snprintf(path, sizeof(path), "%s/slow.sock", dir);
+	pid_t slow = helper_start(path, "--test-delay-ms", "400");
+	int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, path);
+	/* The child connects (so the peer is the child) and asks for its own thread, then exits;
+	 * we keep the socket and read the answer. */
+	pid_t a = fork();
+	if (a == 0) {
+		char req[128];
+		snprintf(req, sizeof(req), PTREC_HELPER_PROTO " open intel_pt tid=%ld ring=4096",
+		         (long)tid_self());
+		if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) || send(s, req, strlen(req), 0) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	int st;
+	waitpid(a, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* Hand pid a to a new process whose main thread has tid a: without the pidfd the helper
+	 * would find /proc/a/task/a with our uid and grant it. */
+	pid_t b = -1;
+	int reused = 0;
+	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	if (f) {
+		fprintf(f, "%ld", (long)a - 1);
+		if (fclose(f) == 0) {
+			b = fork();
+			if (b == 0) {
+				pause();
+				_exit(0);
+			}
+			reused = b == a;
+		}
+	}
+	if (!reused)
+		printf("   note: could not make the kernel reuse pid %ld (ns_last_pid: %s); "
+		       "checking the exited peer only\n", (long)a, f ? "no reuse" : strerror(errno));
+	ssize_t n = recv(s, reply, sizeof(reply) - 1, 0);
+	reply[n > 0 ? n : 0] = '\0';
+	printf("   peer %ld%s: %s\n", (long)a, reused ? " (pid reused)" : "", reply);
+	char expect[96];
+	snprintf(expect, sizeof(expect), "refused: your process (pid %ld) has exited", (long)a);
+	CHECK_STR(reply, expect);
+	close(s);
+	if (b > 0) {
+		kill(b, SIGKILL);
+		waitpid(b, NULL, 0);
+	}
+	helper_stop(slow);
+}
+
+/* ---- bad requests --------------------------------------------------------------------------- */
+
+static void test_bad_requests(void)
+{
+	static char big[65536];
+	char reply[256], req[128];
+
+	printf("-- malformed, oversized, empty and silent requests get a reason\n");
+	static const struct {
+		const char *msg;
+		const char *reason;
+	} cases[] = {
+		{"hello", "refused: not a ptrec-helper/1 request"},
+		{"ptrec-helper/2 ping", "refused: not a ptrec-helper/1 request"},
+		{"ptrec-helper/1 ping now", "refused: ping takes no arguments"},
+		{"ptrec-helper/1 open perf_sw tid=1 ring=4096", "refused: event \"perf_sw\" is not"},
+		{"ptrec-helper/1 open intel_pt tid=01 ring=4096", "refused: tid \"01\" is not"},
+		{"ptrec-helper/1 open intel_pt tid=0 ring=4096", "refused: tid \"0\" is not"},
+		{"ptrec-helper/1 open intel_pt tid=-5 ring=4096", "refused: tid \"-5\" is not"},
+		{"ptrec-helper/1 open intel_pt tid=99999999999999999999999 ring=4096",
+		 "refused: tid \"9999"},
+		{"ptrec-helper/1 open intel_pt tid=5 ring=5000", "refused: ring \"5000\" is not"},
+		{"ptrec-helper/1 open intel_pt tid=5 tid=5 ring=4096", "refused: tid given twice"},
+		{"ptrec-helper/1 open intel_pt tid=5", "refused: open needs tid= and ring="},
+		{"ptrec-helper/1 open intel_pt tid=5 ring=4096 cpu=0", "refused: unknown argument"},
+		{"ptrec-helper/1 open intel_pt tid=5  ring=4096", "refused: unknown argument"},
+		{"ptrec-helper/1 open intel_pt tid=5 ring=4096 exclude_kernel=0",
+		 "refused: unknown argument"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		raw_ask(cases[i].msg, strlen(cases[i].msg), reply, sizeof(reply));
+		if (strncmp(reply, cases[i].reason, strlen(cases[i].reason)))
+			fprintf(stderr, "   \"%s\" -> \"%s\"\n", cases[i].msg, reply);
+		CHECK(strncmp(reply, cases[i].reason, strlen(cases[i].reason)) == 0);
+	}
+	raw_ask("ptrec-helper/1 p\0ng", 19, reply, sizeof(reply));
+	CHECK_STR(reply, "refused: byte 0x00 at offset 16 is not printable ASCII");
+	raw_ask("", 0, reply, sizeof(reply));
+	CHECK_STR(reply, "refused: empty request");
+	memset(big, 'a', sizeof(big));
+	raw_ask(big, sizeof(big), reply, sizeof(reply));
+	CHECK_STR(reply, "refused: request of 65536 bytes is over the limit of 256");
+	/* A valid request one byte over the limit. */
+	snprintf(req, sizeof(req), PTREC_HELPER_PROTO " open intel_pt tid=%ld ring=4096",
+	         (long)tid_self());
+	memset(big, ' ', 300);
+	memcpy(big, req, strlen(req));
+	raw_ask(big, PTREC_HELPER_MSG_MAX + 1, reply, sizeof(reply));
+	CHECK_STR(reply, "refused: request of 257 bytes is over the limit of 256");
+
+	/* A client that sends nothing is cut off at the timeout (300 ms here) while another is
+	 * served meanwhile. */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int silent = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, sock_path);
+	CHECK(connect(silent, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(ptrec_helper_ping(sock_path, reply, sizeof(reply)) == 0);
+	ssize_t n = recv(silent, reply, sizeof(reply) - 1, 0);
+	reply[n > 0 ? n : 0] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK_STR(reply, "refused: no request within the timeout");
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CHECK(ms >= 250 && ms < 3000);
+	close(silent);
+	CHECK(ptrec_helper_ping(sock_path, reply, sizeof(reply)) == 0);
+}
+
+/* ---- many clients -------------------------------------------------------------------------- */
+
+#define CLIENTS 32
+#define ROUNDS 8
+
+static void *client(void *arg)
+{
+	int *granted = arg;
+	for (int i = 0; i < ROUNDS; i++) {
+		struct ptrec_helper_event ev;
+		char why[256];
+		if (ptrec_helper_open(sock_path, "intel_pt", tid_self(), 65536, &ev, why,
+		                      sizeof(why)) == 0 && ev.fd >= 0) {
+			__atomic_fetch_add(granted, 1, __ATOMIC_RELAXED);
+			close(ev.fd);
+		} else {
+			fprintf(stderr, "   client refused: %s\n", why);
+		}
+	}
+	return NULL;
+}
+
+static void test_many_clients(void)
+{
+	pthread_t th[CLIENTS];
+	int granted = 0;
+
+	printf("-- %d concurrent clients x %d requests are all served\n", CLIENTS, ROUNDS);
+	for (int i = 0; i < CLIENTS; i++)
+		pthread_create(&th[i], NULL, client, &granted);
+	for (int i = 0; i < CLIENTS; i++)
+		pthread_join(th[i], NULL);
+	CHECK_EQ_U64(granted, CLIENTS * ROUNDS);
+}
+
+/* ---- restart ---------------------------------------------------------------------------- */
+
+static void test_restart(int held)
+{
+	char reply[256];
+	struct ptrec_helper_event ev;
+
+	printf("-- fds passed before a helper restart keep counting; the new helper serves\n");
+	helper_stop(helper_pid);
+	CHECK(ptrec_helper_ping(sock_path, reply, sizeof(reply)) == -PTREC_ENOSUPP);
+	uint64_t a = count_of(held);
+	spin_ms(20);
+	uint64_t b = count_of(held);
+	printf("   held fd: %llu ns, then %llu ns after 20 ms of this thread's CPU time\n",
+	       (unsigned long long)a, (unsigned long long)b);
+	CHECK(a != UINT64_MAX && b >= a + 18000000u);
+	helper_pid = helper_start(sock_path, NULL, NULL);
+	CHECK(ptrec_helper_open(sock_path, "intel_pt", tid_self(), 65536, &ev, reply,
+	                        sizeof(reply)) == 0);
+	if (ev.fd >= 0)
+		close(ev.fd);
+	close(held);
+}
+
+/* ---- the library's fallback ---------------------------------------------------------------- */
+
+/* Makes perf_event_open fail with EACCES in this thread, as perf_event_paranoid=3 does. */
+static int refuse_perf(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+static void test_library_fallback(void)
+{
+	struct ptrec_perf_aux_spec spec = {
+		.pmu_name = "intel_pt",
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+	};
+	struct ptrec_perf_event ev;
+	char reason[512];
+
+	printf("-- the library opens through the helper when the kernel refuses it\n");
+	/* Not refused: the library opens the event itself. */
+	setenv("PTREC_HELPER", sock_path, 1);
+	CHECK(ptrec_perf_event_open(&spec, 65536, &ev, reason, sizeof(reason)) == 0);
+	CHECK(ev.via_helper == 0);
+	close(ev.fd);
+
+	if (refuse_perf()) {
+		printf("   skipped: cannot install a seccomp filter: %s\n", strerror(errno));
+		return;
+	}
+	errno = 0;
+	CHECK(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0) == -1 && errno == EACCES);
+	CHECK(ptrec_perf_event_open(&spec, 65536, &ev, reason, sizeof(reason)) == 0);
+	CHECK(ev.via_helper == 1);
+	CHECK(ev.fd >= 0);
+	if (ev.fd >= 0) {
+		ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0);
+		spin_ms(20);
+		CHECK(count_of(ev.fd) >= 18000000u);
+		close(ev.fd);
+	}
+	/* The backends' verdict "perf_event_paranoid forbids it" gives way to a live helper. */
+	strcpy(reason, "perf_event_paranoid is 3 (> 2)");
+	CHECK(ptrec_helper_instead(-PTREC_EPERM, reason, sizeof(reason)) == 0);
+
+	/* The ring: the library maps the helper's fd itself; a software event has no AUX area,
+	 * so the data pages map and the AUX mapping is what fails. */
+	struct ptrec_ring ring;
+	CHECK(ptrec_perf_aux_open(&ring, 65536, &spec, reason, sizeof(reason)) == -PTREC_ENOSUPP);
+	printf("   ring over the helper's software event: %s\n", reason);
+	CHECK(strstr(reason, "mmap of the intel_pt AUX area") != NULL);
+	CHECK(ring.fd == -1);
+
+	setenv("PTREC_HELPER", "off", 1);
+	CHECK(ptrec_perf_event_open(&spec, 65536, &ev, reason, sizeof(reason)) == -PTREC_EPERM);
+	CHECK(strstr(reason, "; ptrec-helper: off (PTREC_HELPER=off)") != NULL);
+	strcpy(reason, "perf_event_paranoid is 3 (> 2)");
+	CHECK(ptrec_helper_instead(-PTREC_EPERM, reason, sizeof(reason)) == -PTREC_EPERM);
+
+	setenv("PTREC_HELPER", "/nonexistent/helper.sock", 1);
+	CHECK(ptrec_perf_event_open(&spec, 65536, &ev, reason, sizeof(reason)) == -PTREC_EPERM);
+	printf("   without a helper: %s\n", reason);
+	CHECK(strstr(reason, "; ptrec-helper: no ptrec-helper at /nonexistent/helper.sock") != NULL);
+}
+
+/* `ptrec info --json` says whether the helper is reachable. */
+static void test_info(void)
+{
+	const char *tool = getenv("PTREC_TOOL");
+	char cmd[4400], out[8192];
+
+	printf("-- ptrec info reports the helper\n");
+	if (!tool) {
+		printf("   skipped: PTREC_TOOL is not set\n");
+		return;
+	}
+	for (int off = 0; off < 2; off++) {
+		snprintf(cmd, sizeof(cmd), "PTREC_HELPER='%s' '%s' info --json", off ? "off" : sock_path,
+		         tool);
+		FILE *p = popen(cmd, "r");
+		size_t n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;
+		out[n] = '\0';
+		CHECK(p && pclose(p) == 0);
+		char *h = strstr(out, "\"helper\": {");
+		CHECK(h != NULL);
+		if (!h)
+			continue;
+		char *e = strchr(h, '}');
+		if (e)
+			*e = '\0';
+		if (off) {
+			CHECK(strstr(h, "\"socket\": null,") != NULL);
+			CHECK(strstr(h, "\"reachable\": false,") != NULL);
+			CHECK(strstr(h, "\"answer\": \"off (PTREC_HELPER=off)\"") != NULL);
+		} else {
+			char expect[256];
+			snprintf(expect, sizeof(expect), "\"answer\": \"ptrec-helper %s "
+			         "events=software(test)\"", ptrec_version());
+			CHECK(strstr(h, "\"reachable\": true,") != NULL);
+			CHECK(strstr(h, expect) != NULL);
+		}
+	}
+}
+
+int main(void)
+{
+	const char *b = getenv("top_builddir");
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		int e = errno;
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+		int par = -99;
+		if (f) {
+			if (fscanf(f, "%d", &par) != 1)
+				par = -99;
+			fclose(f);
+		}
+		SKIP("this kernel refuses a software perf event to this test (%s, "
+		     "perf_event_paranoid %d), so the helper's test mode cannot open one either",
+		     strerror(e), par);
+	}
+	close(fd);
+	snprintf(helper_bin, sizeof(helper_bin), "%s/libptrec/helper/ptrec-helper", b ? b : ".");
+	strcpy(dir, "/tmp/ptrec-helper-test.XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0711)) /* the nobody client must reach the socket */
+		return 99;
+	snprintf(sock_path, sizeof(sock_path), "%s/helper.sock", dir);
+	signal(SIGPIPE, SIG_IGN);
+
+	helper_pid = helper_start(sock_path, NULL, NULL);
+	char reply[256];
+	CHECK(ptrec_helper_ping(sock_path, reply, sizeof(reply)) == 0);
+	CHECK(strstr(reply, "events=software(test)") != NULL);
+
+	int held = test_own_thread();
+	test_other_process();
+	test_other_uid();
+	test_pid_reuse();
+	test_bad_requests();
+	test_many_clients();
+	if (held >= 0)
+		test_restart(held);
+	test_info();
+	test_library_fallback();
+
+	helper_stop(helper_pid);
+	CHECK(access(sock_path, F_OK) != 0); /* the helper removes its socket on SIGTERM */
+	rmdir(dir);
+	return check_done();
+}
