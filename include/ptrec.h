@@ -98,6 +98,10 @@ PTREC_API int ptrec_backend_parse(const char *name);
 #define PTREC_F_NO_FORK_RINGS 0x2u /* fork children run untraced instead of getting fresh rings */
 #define PTREC_F_NO_REPORT     0x4u /* write the raw dump only; decode later with `ptrec report` */
 #define PTREC_F_NO_THREADS    0x8u /* do not attach threads created after init automatically */
+#define PTREC_F_DUMP_FIRST    0x100u /* PTREC_CHAIN=first: write the dump at the first crash
+                                      signal, before the application's own handler runs (default,
+                                      PTREC_CHAIN=dying: only when that handler lets the process
+                                      die; doc/recorder.md) */
 
 /* Recorder configuration.  Initialize with ptrec_config_init(), then change fields.
  * Every field has an environment variable that ptrec_config_init() reads (with secure_getenv). */

@@ -7,6 +7,8 @@
  * ring points at a static ring whose soft_mask is 0.  soft_mask is the only check on the hot
  * path: freezing (from any thread, also at crash time) and closing set it to 0, so "no ring",
  * "frozen" and "stop recording" are one well-predicted branch.
+ * Before it, one load of the hook gate (capture/hook_gate.h): while a crash is handled the hooks
+ * touch nothing else, not even the TLS pointer, which the application's handler may rewrite.
  *
  * ASYNC-SIGNAL-SAFE: no calls, no allocation; only the owning thread writes its ring. */
 #ifndef PTREC_SOFT_WRITE_H
@@ -15,6 +17,7 @@
 #include <stdint.h>
 
 #include "capture/backend.h"
+#include "capture/hook_gate.h"
 #include "core/branch.h"
 
 #define PTREC_SOFT_HOT \
@@ -42,6 +45,8 @@ PTREC_SOFT_HOT uint64_t ptrec_soft_tsc(void)
 /* Appends {w0, w1} to the calling thread's ring, or marks the hooks seen when it has none. */
 PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
 {
+	if (__builtin_expect(ptrec_hook_gate.stopped, 0))
+		return; /* a crash is being handled: touch nothing the application can rewrite */
 	struct ptrec_ring *r = __ptrec_soft_tls;
 	uint64_t m = r->soft_mask;
 	if (__builtin_expect(m == 0, 0)) {

@@ -92,5 +92,9 @@ PTREC_API int ptrec_config_init(struct ptrec_config *cfg)
 	env_uint("PTREC_SNAPSHOT_INTERVAL_MS", &cfg->snapshot_interval_ms);
 	env_uint("PTREC_SNAPSHOT_MAX", &cfg->snapshot_max_files);
 	env_uint("PTREC_FLAGS", &cfg->flags);
+	if ((s = env("PTREC_CHAIN")) && !strcmp(s, "first"))
+		cfg->flags |= PTREC_F_DUMP_FIRST;
+	else if (s && !strcmp(s, "dying"))
+		cfg->flags &= ~PTREC_F_DUMP_FIRST;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <ucontext.h>
 
 #include "capture/thread_slots.h"
 #include "dump/dump_format.h"
@@ -47,10 +48,11 @@ extern struct ptrec_crash_ctx ptrec_crash;
 
 /* ---- crash_signal.c -------------------------------------------------------------------- */
 
-/* Installs the crash handlers, saving the previous ones.  Returns 0 or -PTREC_EINVAL. */
+/* Installs the crash handlers; the previous actions become the application's chained ones
+ * (crash_chain.c).  Returns 0 or -PTREC_EINVAL. */
 int ptrec_signals_install(void);
 
-/* Restores the saved handlers. */
+/* Gives the kernel the application's actions back (where libptrec's handler is still in place). */
 void ptrec_signals_restore(void);
 
 /* The dump owner protocol: 0 free, else the tid of the thread writing the one dump of this
@@ -71,6 +73,66 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 
 /* Forgets a crash begun in the parent: called in a fork child by the runtime. */
 void ptrec_crash_reset_after_fork(void);
+
+/* ---- crash_chain.c --------------------------------------------------------------------- */
+
+#define PTREC_NCRASH 7 /* SIGSEGV SIGBUS SIGILL SIGFPE SIGABRT SIGTRAP SIGSYS */
+
+/* The crash signals, in the order of the indexes below. */
+extern const int ptrec_crash_signals[PTREC_NCRASH];
+
+/* glibc's sigaction (found past any interposer by the runtime), used to change the kernel's
+ * disposition.  Set before ptrec_signals_install. */
+typedef int (*ptrec_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+extern ptrec_sigaction_fn ptrec_real_sigaction;
+
+/* Index of signo in ptrec_crash_signals, or -1.  ASYNC-SIGNAL-SAFE. */
+int ptrec_chain_index(int signo);
+
+/* Index of signo when libptrec's handler holds it in the kernel and the application's action
+ * is kept by the chain instead; else -1.  ASYNC-SIGNAL-SAFE. */
+int ptrec_chain_managed(int signo);
+
+/* Copies the application's action for crash signal index i.  ASYNC-SIGNAL-SAFE. */
+void ptrec_chain_get(int i, struct sigaction *out);
+
+/* Keeps act as the application's action for index i, as the kernel would keep it (SA_RESTORER
+ * and glibc's restorer added, SIGKILL and SIGSTOP dropped from the mask); raw = 1 stores act
+ * as given (an action read back from the kernel).  ASYNC-SIGNAL-SAFE. */
+void ptrec_chain_set(int i, const struct sigaction *act, int raw);
+
+/* Learns glibc's restorer from an action read back from the kernel. */
+void ptrec_chain_learn_restorer(const struct sigaction *readback);
+
+/* Starts (1) or stops (0) keeping the application's actions. */
+void ptrec_chain_manage(int on);
+
+/* 0 = the handler returned; -1 = the kernel could not have run it (its stack overflowed and
+ * it has no alternate stack), the caller must let the signal kill the process. */
+struct ptrec_chain_stack {
+	uintptr_t lo, hi;   /* stack range the application's handler runs in */
+};
+
+/* Runs the application's action act (a handler) for signal index i the way the kernel would:
+ * SA_SIGINFO or not, its sa_mask and SA_NODEFER (crash signals it blocks are blocked
+ * virtually: a fault there kills, a sent one waits, so a fault never bypasses libptrec),
+ * SA_RESETHAND, and SA_ONSTACK: on the application's alternate stack when it asked for one and
+ * has one, else on the interrupted stack, never on libptrec's.  Fills *where.  Returns 0 when
+ * the handler returned, -1 when the interrupted stack overflowed and the application has no
+ * alternate stack (the kernel would have killed the process).  ASYNC-SIGNAL-SAFE. */
+int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *info,
+                    ucontext_t *uc, struct ptrec_chain_stack *where);
+
+/* 1 if crash signal index i is blocked virtually on this thread (inside an application
+ * handler whose mask holds it); a sent one is then remembered and 1 returned by
+ * ptrec_chain_defer.  ASYNC-SIGNAL-SAFE. */
+int ptrec_chain_blocked(int i);
+void ptrec_chain_defer(int i);
+
+/* Called by the interposed exit functions: when the calling thread is inside the application's
+ * handler of a crash, writes the dump (the first fault's) before the process exits.
+ * ASYNC-SIGNAL-SAFE. */
+void ptrec_crash_exiting(void);
 
 /* ---- dump_write.c ---------------------------------------------------------------------- */
 

@@ -1,36 +1,53 @@
-/* crash_signal.c — crash handlers: freeze, dump, report, then die with the original signal.
+/* crash_signal.c — crash handlers: stay the kernel's handler, freeze at the first fault, run
+ * the application's own handler, and write the one dump when the process is about to die.
  *
  * ASYNC-SIGNAL-SAFE ISLAND: the handler and everything it calls may not use malloc/free,
  * stdio, locks (pthread_mutex_*), lazily allocated TLS (only initial-exec TLS), or any libc
  * function that is not async-signal-safe.  Buffers are static or prepared at ptrec_init.
  *
  * Handlers are installed with SA_SIGINFO|SA_ONSTACK|SA_NODEFER for SIGSEGV SIGBUS SIGILL
- * SIGFPE SIGABRT SIGTRAP SIGSYS; the previous actions are saved.
+ * SIGFPE SIGABRT SIGTRAP SIGSYS.  The application's actions (those before ptrec_init and those
+ * it sets later through the interposed sigaction family) live in crash_chain.c; the kernel
+ * keeps ours.  The rule (doc/recorder.md, "Crash signals and the application's handlers"):
  *
- * One dump per process crash: the first thread to arrive claims ptrec_crash_owner with a CAS.
- * - Another thread crashing meanwhile waits (bounded) for the owner to finish; the owner's
- *   signal then ends the process.  Its ring was frozen by the owner and is in the dump.
- * - A fault inside the handler (SA_NODEFER lets it re-enter) is recognised by the owner tid:
- *   the partial dump stays on disk, the report is attempted once, and the process dies.
- * Chaining: a previous handler is reinstalled and called; without one the default action is
- * restored and the signal raised again (a hardware fault is simply re-executed, so the kernel's
- * core shows the faulting instruction), so the exit status is the original signal. */
+ * - A crash signal whose application action is a handler starts an *episode* on its thread
+ *   (unless one runs): the hooks stop (capture/hook_gate.h), every ring is frozen, the
+ *   signal's siginfo and ucontext are saved in the vault (a page of its own, read-only while
+ *   the application's handler runs), then the handler runs with its own semantics.
+ * - The process is dying when: a crash signal arrives whose application action is SIG_DFL (or
+ *   SIG_IGN for a fault the kernel forces); a fault arrives that the running handler blocks;
+ *   the handler's stack overflowed and it has no alternate stack; the application calls
+ *   exit/_exit/_Exit from inside the handler; or an application SIGABRT handler returns from
+ *   a SIGABRT the process sent itself (abort() goes on to kill with SIG_DFL, without us).
+ *   Then the one dump is written, with the episode's saved first fault when this thread has
+ *   one, and the process dies as the application meant: the signal with its default action
+ *   (a hardware fault is re-executed so the core shows it), or the exit status.
+ * - The handler returned: if the action is now SIG_DFL and the signal a fault that repeats
+ *   (SA_RESETHAND, or the handler reset it), the episode waits for the repeat, which dies with
+ *   the saved context; otherwise the fault was handled (a guard page mapped): the rings thaw,
+ *   the hooks resume, and nothing is written.
+ * - With PTREC_F_DUMP_FIRST the dump is written at the first crash signal, before the
+ *   application's handler runs (the rings stay frozen after it).
+ *
+ * One dump per process: the first thread to dump claims ptrec_crash_owner with a CAS.  Another
+ * thread dying meanwhile waits (bounded) for the owner to finish.  A fault inside the dump
+ * itself is recognised by the owner tid: the partial dump stays, the report is tried once, and
+ * the process dies. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/hook_gate.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
 
-static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
-#define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
-
-static struct sigaction saved_action[NCRASH]; /* previous actions, by index in crash_signals */
 static int installed;                         /* 1 while our handlers are in place */
 
 struct ptrec_crash_ctx ptrec_crash = {.backend = PTREC_BACKEND_NONE};
@@ -42,13 +59,30 @@ static char crash_dump_path[PTREC_PATH_MAX];
 static _Atomic int crash_report_tried;
 static char crash_what[600];
 
-static int signal_index(int signo)
-{
-	for (unsigned i = 0; i < NCRASH; i++)
-		if (crash_signals[i] == signo)
-			return (int)i;
-	return -1;
-}
+/* The first fault of an episode, kept out of reach of the application's handler: a page of its
+ * own in .data, read-only while the handler runs. */
+struct vault {
+	int signo;             /* the signal */
+	siginfo_t info;        /* its siginfo */
+	ucontext_t uc;         /* its ucontext (fpregs pointing into the copy) */
+};
+#define VAULT_PAGE 4096u
+static union {
+	struct vault v;
+	char page[VAULT_PAGE];
+} vault __attribute__((aligned(VAULT_PAGE), section(".data.ptrec_vault")));
+_Static_assert(sizeof(struct vault) <= VAULT_PAGE, "the vault fits one page");
+
+/* The episode: one thread handling a crash signal with the application's handler. */
+static struct {
+	_Atomic int tid;              /* its thread, 0 when none */
+	int depth;                    /* application handler calls running on it */
+	int refault;                  /* the handler returned, the fault repeats with SIG_DFL */
+	struct ptrec_chain_stack app; /* where the outermost application handler runs */
+	uintptr_t alt_lo, alt_hi;     /* the alternate stack libptrec's handler ran on */
+	unsigned n;                   /* slots frozen */
+} episode;
+static struct ptrec_thread *episode_list[PTREC_MAX_THREADS];
 
 unsigned ptrec_freeze_all(struct ptrec_thread **list)
 {
@@ -120,6 +154,9 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 
 void ptrec_crash_reset_after_fork(void)
 {
+	atomic_store(&episode.tid, 0);
+	episode.depth = episode.refault = 0;
+	ptrec_hooks_resume();
 	atomic_store(&ptrec_crash_owner, 0);
 	atomic_store(&ptrec_crash_done, 0);
 	atomic_store(&ptrec_crash_in_progress, 0);
@@ -135,6 +172,95 @@ PTREC_API int ptrec_crash_dump(int signo, siginfo_t *info, void *ucontext)
 	return ptrec_crash_dump_owned(signo, info, ucontext, PTREC_EVENT_CRASH, NULL);
 }
 
+
+/* ---- the episode ------------------------------------------------------------------------ */
+
+static void vault_save(int signo, const siginfo_t *info, const ucontext_t *uc)
+{
+	mprotect(&vault, sizeof(vault), PROT_READ | PROT_WRITE);
+	memset(&vault.v, 0, sizeof(vault.v));
+	vault.v.signo = signo;
+	if (info)
+		vault.v.info = *info;
+	if (uc) {
+		vault.v.uc = *uc;
+		if (uc->uc_mcontext.fpregs) {
+			vault.v.uc.__fpregs_mem = *uc->uc_mcontext.fpregs;
+			vault.v.uc.uc_mcontext.fpregs = &vault.v.uc.__fpregs_mem;
+		}
+	}
+	mprotect(&vault, sizeof(vault), PROT_READ);
+}
+
+/* Starts this thread's episode: stop the hooks, freeze every ring, keep the fault. */
+static void episode_start(int signo, const siginfo_t *info, const ucontext_t *uc)
+{
+	stack_t ss;
+
+	ptrec_hooks_stop();
+	episode.n = ptrec_freeze_all(episode_list);
+	vault_save(signo, info, uc);
+	episode.depth = 0;
+	episode.refault = 0;
+	episode.alt_lo = episode.alt_hi = 0;
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+		episode.alt_lo = (uintptr_t)ss.ss_sp;
+		episode.alt_hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+	}
+}
+
+/* Ends the episode without a dump: the fault was handled.  Once a dump began nothing thaws. */
+static void episode_end(void)
+{
+	if (!atomic_load(&ptrec_crash_owner)) {
+		for (unsigned k = 0; k < episode.n; k++) {
+			struct ptrec_thread *t = episode_list[k];
+			if (t->ops && t->ops->thaw)
+				t->ops->thaw(&t->ring);
+			ptrec_slot_unpin(t);
+		}
+		ptrec_hooks_resume();
+	}
+	episode.n = 0;
+	episode.depth = 0;
+	episode.refault = 0;
+	atomic_store(&episode.tid, 0);
+}
+
+/* 1 when sp lies inside the running application handler of this thread's episode (or on the
+ * alternate stack libptrec's handler used for it). */
+static int inside_app_handler(uintptr_t sp)
+{
+	return episode.depth > 0 &&
+	       ((sp >= episode.app.lo && sp < episode.app.hi) ||
+	        (sp >= episode.alt_lo && sp < episode.alt_hi));
+}
+
+/* Called at a crash signal on the episode's thread: forgets an episode the application left
+ * (siglongjmp out of its handler, or a resumed fault that did not repeat). */
+static void episode_check(int signo, const ucontext_t *uc)
+{
+	if (atomic_load(&episode.tid) != (int)ptrec_gettid())
+		return;
+	if (episode.refault) {
+		if (signo == vault.v.signo &&
+		    uc->uc_mcontext.gregs[REG_RIP] == vault.v.uc.uc_mcontext.gregs[REG_RIP])
+			return;
+	} else if (inside_app_handler((uintptr_t)uc->uc_mcontext.gregs[REG_RSP])) {
+		return;
+	}
+	episode_end();
+}
+
+/* 1 when this thread's episode holds the fault the dump must carry. */
+static int episode_mine(void)
+{
+	return atomic_load(&episode.tid) == (int)ptrec_gettid() &&
+	       (episode.depth > 0 || episode.refault);
+}
+
+/* ---- dying -------------------------------------------------------------------------------- */
+
 /* Waits until the owning thread finished its dump and report (it will then end the process),
  * but not forever: the report has its own timeout, plus a margin. */
 static void wait_for_owner(void)
@@ -145,31 +271,38 @@ static void wait_for_owner(void)
 		nanosleep(&ts, NULL);
 }
 
-/* Hands the signal on: to the previous handler, or to the default action. */
-static void chain(int signo, siginfo_t *info, void *ucontext, int nested)
+/* Writes the one dump of this process, unless another thread does or did: the saved first
+ * fault when this thread's episode has one, else the signal at hand. */
+static void dump_once(int signo, const siginfo_t *info, const void *ucontext)
 {
-	int i = signal_index(signo);
+	int expect = 0, me = (int)ptrec_gettid();
+
+	if (atomic_compare_exchange_strong(&ptrec_crash_owner, &expect, me)) {
+		ptrec_hooks_stop();
+		if (episode_mine())
+			ptrec_crash_dump_owned(vault.v.signo, &vault.v.info, &vault.v.uc,
+			                       PTREC_EVENT_CRASH, NULL);
+		else
+			ptrec_crash_dump_owned(signo, info, ucontext, PTREC_EVENT_CRASH, NULL);
+	} else if (expect != me) {
+		wait_for_owner();
+	}
+}
+
+/* Lets signo kill the process with its default action.  A fault raised by the kernel repeats
+ * when the instruction is re-executed: returning lets the default action act on the real
+ * fault (exact core, exit status = signal).  Otherwise the signal is sent again, unblocked. */
+static void die_now(int signo, const siginfo_t *info, int nested)
+{
 	struct sigaction dfl;
 
-	if (i >= 0 && installed) {
-		const struct sigaction *prev = &saved_action[i];
-		int has_handler = (prev->sa_flags & SA_SIGINFO) ? prev->sa_sigaction != NULL
-		                  : (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN);
-		if (has_handler) {
-			sigaction(signo, prev, NULL); /* a repeat goes straight to it */
-			if (prev->sa_flags & SA_SIGINFO)
-				prev->sa_sigaction(signo, info, ucontext);
-			else
-				prev->sa_handler(signo);
-			return;
-		}
-	}
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	sigaction(signo, &dfl, NULL);
-	/* A fault raised by the kernel repeats when the instruction is re-executed: returning
-	 * lets the default action act on the real fault (exact core, exit status = signal). */
+	if (ptrec_real_sigaction)
+		ptrec_real_sigaction(signo, &dfl, NULL);
+	else
+		sigaction(signo, &dfl, NULL);
 	if (!nested && info && info->si_code > 0 &&
 	    (signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE))
 		return;
@@ -180,61 +313,161 @@ static void chain(int signo, siginfo_t *info, void *ucontext, int nested)
 	syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)signo);
 }
 
+static void die(int signo, const siginfo_t *info, const void *ucontext)
+{
+	dump_once(signo, info, ucontext);
+	die_now(signo, info, 0);
+}
+
+void ptrec_crash_exiting(void)
+{
+	if (!installed || !episode_mine() || episode.refault)
+		return;
+	if (!inside_app_handler((uintptr_t)__builtin_frame_address(0)))
+		return;
+	dump_once(vault.v.signo, &vault.v.info, &vault.v.uc);
+}
+
+/* ---- the handler -------------------------------------------------------------------------- */
+
+/* 1 for a signal the kernel forces on a fault (it kills even when ignored or blocked). */
+static int forced_fault(int signo, const siginfo_t *info)
+{
+	return info && info->si_code > 0 && signo != SIGABRT;
+}
+
+/* 1 for a SIGABRT this process sent itself (abort(), raise()). */
+static int self_abort(int signo, const siginfo_t *info)
+{
+	return signo == SIGABRT && info && (info->si_code == SI_TKILL || info->si_code == SI_USER) &&
+	       info->si_pid == getpid();
+}
+
+/* Runs the application's handler act for a crash signal, inside an episode. */
+static void handle(int i, const struct sigaction *act, int signo, siginfo_t *info,
+                   ucontext_t *uc)
+{
+	int me = (int)ptrec_gettid(), expect = 0, started = 0;
+	struct ptrec_chain_stack where;
+
+	if (ptrec_crash.cfg.flags & PTREC_F_DUMP_FIRST) {
+		dump_once(signo, info, uc);
+	} else if (!atomic_load(&ptrec_crash_owner) && atomic_load(&episode.tid) != me &&
+	           atomic_compare_exchange_strong(&episode.tid, &expect, me)) {
+		episode_start(signo, info, uc);
+		started = 1;
+	}
+	ptrec_hooks_stop();
+	int mine = atomic_load(&episode.tid) == me;
+	if (mine)
+		episode.depth++;
+	int r = ptrec_chain_run(i, act, signo, info, uc,
+	                        mine && episode.depth == 1 ? &episode.app : &where);
+	if (mine)
+		episode.depth--;
+	if (r < 0) {
+		die(signo, info, uc);
+		return;
+	}
+	if (self_abort(signo, info)) {
+		dump_once(signo, info, uc); /* abort() kills next, past us */
+		return;
+	}
+	if (!started || !mine || atomic_load(&episode.tid) != me)
+		return;
+	struct sigaction now;
+	ptrec_chain_get(i, &now);
+	if (forced_fault(signo, info) && (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN))
+		episode.refault = 1; /* it faults again, and dies */
+	else
+		episode_end();
+}
+
 static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 {
 	int saved_errno = errno;
 	int me = (int)ptrec_gettid();
-	int owner = 0;
-	int nested = 0;
+	int i = ptrec_chain_index(signo);
+	int owner = atomic_load(&ptrec_crash_owner);
+	ucontext_t *uc = ucontext;
+	struct sigaction act;
 
-	if (atomic_compare_exchange_strong(&ptrec_crash_owner, &owner, me)) {
-		ptrec_crash_dump_owned(signo, info, ucontext, PTREC_EVENT_CRASH, NULL);
-	} else if (owner == me) {
-		/* Our own thread again: either the signal after a finished dump or assertion
-		 * (abort), or a fault inside the dump itself. */
-		if (!atomic_load(&ptrec_crash_done)) {
-			nested = 1;
-			if (atomic_fetch_add(&crash_nesting, 1) == 1) {
-				ptrec_stderr("ptrec: ");
-				ptrec_stderr(ptrec_crash_signame(signo));
-				ptrec_stderr(" while writing the crash dump; it may be incomplete\n");
-				if (crash_dump_path[0] && !atomic_exchange(&crash_report_tried, 1))
-					ptrec_report_run(crash_dump_path, ptrec_crash.cfg.report_timeout_ms);
-				atomic_store(&ptrec_crash_done, 1);
-			}
+	if (owner == me && !atomic_load(&ptrec_crash_done)) {
+		/* A fault inside our own dump. */
+		if (atomic_fetch_add(&crash_nesting, 1) == 1) {
+			ptrec_stderr("ptrec: ");
+			ptrec_stderr(ptrec_crash_signame(signo));
+			ptrec_stderr(" while writing the crash dump; it may be incomplete\n");
+			if (crash_dump_path[0] && !atomic_exchange(&crash_report_tried, 1))
+				ptrec_report_run(crash_dump_path, ptrec_crash.cfg.report_timeout_ms);
+			atomic_store(&ptrec_crash_done, 1);
 		}
-	} else {
-		wait_for_owner();
+		die_now(signo, info, 1);
+		goto out;
 	}
-	chain(signo, info, ucontext, nested);
+	if (owner && owner != me)
+		wait_for_owner();
+	if (i < 0) {
+		die_now(signo, info, 0);
+		goto out;
+	}
+	episode_check(signo, uc);
+	if (episode_mine() && episode.refault) {
+		die(signo, info, uc);
+		goto out;
+	}
+	if (ptrec_chain_blocked(i)) {
+		/* The application's handler blocks it: a fault kills, a sent one waits. */
+		if (forced_fault(signo, info))
+			die(signo, info, uc);
+		else
+			ptrec_chain_defer(i);
+		goto out;
+	}
+	ptrec_chain_get(i, &act);
+	if (act.sa_handler == SIG_DFL || (act.sa_handler == SIG_IGN && forced_fault(signo, info)))
+		die(signo, info, uc);
+	else if (act.sa_handler != SIG_IGN)
+		handle(i, &act, signo, info, uc);
+out:
 	errno = saved_errno;
 }
 
 int ptrec_signals_install(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, old, rb;
+	ptrec_sigaction_fn real = ptrec_real_sigaction ? ptrec_real_sigaction : sigaction;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = crash_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	for (unsigned i = 0; i < NCRASH; i++)
-		if (sigaction(crash_signals[i], &sa, &saved_action[i]) != 0)
+	for (int i = 0; i < PTREC_NCRASH; i++) {
+		if (real(ptrec_crash_signals[i], &sa, &old) != 0)
 			return -PTREC_EINVAL;
+		ptrec_chain_set(i, &old, 1);
+		if (real(ptrec_crash_signals[i], NULL, &rb) == 0)
+			ptrec_chain_learn_restorer(&rb);
+	}
 	installed = 1;
+	ptrec_chain_manage(1);
 	return 0;
 }
 
 void ptrec_signals_restore(void)
 {
+	ptrec_sigaction_fn real = ptrec_real_sigaction ? ptrec_real_sigaction : sigaction;
+
 	if (!installed)
 		return;
-	for (unsigned i = 0; i < NCRASH; i++) {
-		struct sigaction cur;
-		/* Leave a handler the application installed after us alone. */
-		if (sigaction(crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	ptrec_chain_manage(0);
+	for (int i = 0; i < PTREC_NCRASH; i++) {
+		struct sigaction cur, app;
+		/* Leave alone a disposition the application set past us (a raw syscall). */
+		ptrec_chain_get(i, &app);
+		if (real(ptrec_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
 		    cur.sa_sigaction == crash_handler)
-			sigaction(crash_signals[i], &saved_action[i], NULL);
+			real(ptrec_crash_signals[i], &app, NULL);
 	}
 	installed = 0;
 }

@@ -168,8 +168,10 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 	atomic_store(&ptrec_rec.initialized, 1);
 	atomic_store(&ptrec_crash.armed, 1);
 	ptrec_thread_attach();
-	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS))
+	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS)) {
+		ptrec_interpose_resolve();
 		ptrec_signals_install();
+	}
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }

@@ -21,7 +21,7 @@
 #include "crash/crash.h"
 #include "ptrec.h"
 
-#define PTREC_ALTSTACK_SIZE (64u << 10)    /* per-thread signal stack (plus a guard page) */
+#define PTREC_ALTSTACK_SIZE (64u << 10)    /* per-thread signal stack (plus a guard page each side) */
 
 /* Global runtime state (recorder.c).  What the crash path needs (configuration, backend,
  * reasons, clock parameters) lives in ptrec_crash, which recorder.c fills. */
@@ -51,6 +51,11 @@ int ptrec_backend_choose(const struct ptrec_backend_ops *const *cands, size_t n,
                          const struct ptrec_config *cfg,
                          char reasons[PTREC_BACKEND_COUNT_][PTREC_REASON_MAX],
                          const struct ptrec_backend_ops **chosen);
+
+/* ---- signal_interpose.c ---------------------------------------------------------------- */
+
+/* Looks up libc's functions behind the interposed ones (also done at load time). */
+void ptrec_interpose_resolve(void);
 
 /* ---- thread_registry.c ----------------------------------------------------------------- */
 

@@ -44,7 +44,8 @@ static int registry_ok;
 
 /* ---- signal stacks --------------------------------------------------------------------- */
 
-/* Gives the calling thread a sigaltstack (with a guard page below it) unless it has one. */
+/* Gives the calling thread a sigaltstack, with a guard page on each side (an overflow of it, or
+ * a write running up from below, faults instead of reaching other memory), unless it has one. */
 static void altstack_install(struct ptrec_thread *t)
 {
 	stack_t old, ss;
@@ -52,12 +53,13 @@ static void altstack_install(struct ptrec_thread *t)
 
 	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
 		return; /* the application brought its own */
-	size_t len = PTREC_ALTSTACK_SIZE + (size_t)page;
+	size_t len = PTREC_ALTSTACK_SIZE + 2 * (size_t)page;
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
 	               -1, 0);
 	if (p == MAP_FAILED)
 		return;
 	mprotect(p, (size_t)page, PROT_NONE);
+	mprotect((char *)p + page + PTREC_ALTSTACK_SIZE, (size_t)page, PROT_NONE);
 	ss.ss_sp = (char *)p + page;
 	ss.ss_size = PTREC_ALTSTACK_SIZE;
 	ss.ss_flags = 0;

@@ -22,6 +22,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 [ -n "${NM:-}" ] || { echo "SKIP: nm not found (test oracle)"; exit 77; }
 crasher="$top_builddir/tests/crash/${CRASHER:-crasher}"
 checker="$top_builddir/tests/crash/dump_check"
+comm=$(basename "$crasher" | cut -c1-15) # the kernel's %e and the fallback name
 
 work=$(mktemp -d "$top_builddir/tests/crash.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT
@@ -40,15 +41,15 @@ expected_glob() {
 	pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo core)
 	uses=$(cat /proc/sys/kernel/core_uses_pid 2>/dev/null || echo 0)
 	case "$pattern" in
-	"|"*) echo "$PTREC_DIR/ptrec.crasher.$pid.*.ptrec"; return ;;
+	"|"*) echo "$PTREC_DIR/ptrec.$comm.$pid.*.ptrec"; return ;;
 	esac
-	base=$(printf '%s' "$pattern" | sed -e 's/%%/\x01/g' -e "s/%[pP]/$pid/g" -e 's/%e/crasher/g' \
+	base=$(printf '%s' "$pattern" | sed -e 's/%%/\x01/g' -e "s/%[pP]/$pid/g" -e "s/%e/$comm/g" \
 		-e 's/%[iItcE]/*/g' -e "s/%h/$(uname -n)/g" -e "s/%u/$(id -u)/g" -e "s/%g/$(id -g)/g" \
 		-e "s/%s/$signo/g" -e 's/%.//g' -e 's/\x01/%/g')
 	case "$pattern" in *%p*) ;; *) [ "$uses" = 1 ] && base="$base.$pid" ;; esac
 	case "$base" in /*) ;; *) base="$work/$base" ;; esac
 	if [ -w "$(dirname "$base")" ]; then echo "$base.ptrec"
-	else echo "$PTREC_DIR/ptrec.crasher.$pid.*.ptrec"; fi
+	else echo "$PTREC_DIR/ptrec.$comm.$pid.*.ptrec"; fi
 }
 
 crash_run() {

@@ -9,7 +9,7 @@
  * "last: f" names the function of the newest record's source), symbolized with `nm` on the
  * executable (an independent oracle).  Also prints "rip 0x..." from REGS, one
  * "memory kind K vaddr 0x... size N covers_rip 0|1 rip_bytes XXXX" line per MEMORY record, and
- * one "buildid HEX PATH" line per BUILDID record.  Exits 1 with a message when the dump is
+ * one "buildid HEX PATH" line per BUILDID record, and "fault si_code C addr 0x..." from PROCESS.  Exits 1 with a message when the dump is
  * malformed. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 	p.exe[sizeof(p.exe) - 1] = '\0';
 	printf("event %u signo %d tid %u threads %u complete %d exe %s\n", p.event, p.signo, p.tid,
 	       p.nthreads, complete, p.exe);
+	printf("fault si_code %d addr 0x%" PRIx64 "\n", p.si_code, p.fault_addr);
 
 	/* The executable's load base: the lowest mapping of p.exe. */
 	for (size_t i = 0; maps && i < maps_len;) {

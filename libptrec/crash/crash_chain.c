@@ -1,0 +1,295 @@
+/* crash_chain.c — the application's actions for the crash signals, kept while libptrec's handler
+ * stays the kernel's, and running one of them with the kernel's own semantics.
+ *
+ * ASYNC-SIGNAL-SAFE ISLAND: everything here may run in a signal handler.  It may not use
+ * malloc/free, stdio, locks that a signal could find held by its own thread, or lazily
+ * allocated TLS (only initial-exec TLS).  The action table is static.
+ *
+ * The table: the application's sigaction for each crash signal, as the interposed sigaction()
+ * family (runtime/signal_interpose.c) stores it and reads it back.  Each entry is double
+ * buffered: a writer fills the idle copy and publishes it with one atomic store, so a handler
+ * interrupting a writer reads a whole action.  Writers of different threads take a spin lock
+ * by tid; a writer interrupted by a handler that writes again (a crash handler resetting itself
+ * to SIG_DFL) finds its own tid and goes on, the lock never deadlocks a thread with itself.
+ *
+ * Running a handler on the stack the application asked for: libptrec's handler runs on its
+ * own small alternate stack; the application's runs on its own alternate stack (SA_ONSTACK and
+ * it has one), else on the interrupted stack below its red zone.  While it runs there, the
+ * alternate stack we came from is shrunk to end below our frame, so a signal delivered inside
+ * the application's handler (it re-raises, or faults) lands below our frame instead of
+ * overwriting it, and is restored when the handler returns. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crash/crash.h"
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000 /* x86-64 kernel ABI; glibc keeps it out of <signal.h> */
+#endif
+#define RED_ZONE 128u                        /* x86-64 ABI: bytes below SP a leaf may use */
+#define STACK_SPAN ((uintptr_t)256 << 20)    /* how far down a thread stack may reach */
+#define OVERFLOW_REACH ((uintptr_t)64 << 10) /* a fault this far below SP is a stack overflow */
+#define ALT_MARGIN 512u                      /* bytes kept between our frame and a nested one */
+#define ALT_MIN ((uintptr_t)8 << 10)         /* smallest shrunk alternate stack */
+
+const int ptrec_crash_signals[PTREC_NCRASH] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP,
+                                               SIGSYS};
+ptrec_sigaction_fn ptrec_real_sigaction;
+
+struct action_entry {
+	struct sigaction act[2];  /* the two copies */
+	_Atomic unsigned cur;     /* which copy is current */
+};
+
+static struct action_entry actions[PTREC_NCRASH];
+static _Atomic int managing;        /* 1 while the table is the application's truth */
+static _Atomic int writer;          /* tid of the thread writing the table, 0 if none */
+static void (*glibc_restorer)(void); /* what glibc puts in sa_restorer, once seen */
+static int restorer_known;          /* glibc_restorer is valid */
+
+/* Crash signals the current application handler blocks (bit per index) and those sent while
+ * blocked, per thread. */
+static __thread unsigned vblocked __attribute__((tls_model("initial-exec")));
+static __thread unsigned vpending __attribute__((tls_model("initial-exec")));
+
+int ptrec_chain_index(int signo)
+{
+	for (int i = 0; i < PTREC_NCRASH; i++)
+		if (ptrec_crash_signals[i] == signo)
+			return i;
+	return -1;
+}
+
+int ptrec_chain_managed(int signo)
+{
+	return atomic_load(&managing) ? ptrec_chain_index(signo) : -1;
+}
+
+void ptrec_chain_manage(int on)
+{
+	atomic_store(&managing, on);
+}
+
+void ptrec_chain_get(int i, struct sigaction *out)
+{
+	*out = actions[i].act[atomic_load(&actions[i].cur) & 1];
+}
+
+void ptrec_chain_learn_restorer(const struct sigaction *rb)
+{
+	if (rb->sa_flags & SA_RESTORER) {
+		glibc_restorer = rb->sa_restorer;
+		restorer_known = 1;
+	}
+}
+
+void ptrec_chain_set(int i, const struct sigaction *act, int raw)
+{
+	struct sigaction a = *act; /* a bad pointer faults here, before the lock */
+	int me = (int)ptrec_gettid(), expect = 0, locked = 0;
+
+	if (!raw) {
+		if (restorer_known) {
+			a.sa_flags |= SA_RESTORER;
+			a.sa_restorer = glibc_restorer;
+		}
+		sigdelset(&a.sa_mask, SIGKILL);
+		sigdelset(&a.sa_mask, SIGSTOP);
+	}
+	while (!atomic_compare_exchange_weak(&writer, &expect, me)) {
+		if (expect == me)
+			break; /* our own thread, interrupted while writing: go on */
+		expect = 0;
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+	locked = expect == 0;
+	unsigned next = (atomic_load(&actions[i].cur) + 1) & 1;
+	actions[i].act[next] = a;
+	atomic_store(&actions[i].cur, next);
+	if (locked)
+		atomic_store(&writer, 0);
+}
+
+int ptrec_chain_blocked(int i)
+{
+	return (vblocked >> i) & 1u;
+}
+
+void ptrec_chain_defer(int i)
+{
+	vpending |= 1u << i;
+}
+
+/* Calls fn(arg) with the stack pointer at top (aligned down to 16), then returns normally.
+ * Frame-pointer based, with CFI, so an unwinder in the application's handler walks through it
+ * into libptrec's handler and the signal frame. */
+void ptrec_call_on_stack(uintptr_t top, void (*fn)(void *), void *arg);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl ptrec_call_on_stack\n"
+        ".hidden ptrec_call_on_stack\n"
+        ".type ptrec_call_on_stack,@function\n"
+        "ptrec_call_on_stack:\n"
+        ".cfi_startproc\n"
+        "pushq %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "movq %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "andq $-16, %rdi\n"
+        "movq %rdi, %rsp\n"
+        "movq %rsi, %rax\n"
+        "movq %rdx, %rdi\n"
+        "callq *%rax\n"
+        "movq %rbp, %rsp\n"
+        "popq %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size ptrec_call_on_stack, .-ptrec_call_on_stack\n");
+
+/* One call of the application's handler. */
+struct app_call {
+	const struct sigaction *act; /* the application's action */
+	int index;                   /* crash signal index */
+	int signo;                   /* the signal */
+	siginfo_t *info;             /* as the kernel gave it */
+	ucontext_t *uc;              /* as the kernel gave it: changes take effect on return */
+	sigset_t mask;               /* the mask the handler runs with */
+	unsigned vmask;              /* crash signals it blocks virtually */
+	int shrink;                  /* 1: shrink the alternate stack while it runs */
+	stack_t shrunk, full;        /* the alternate stack shrunk below our frame, and whole */
+};
+
+static void app_call_run(void *p)
+{
+	struct app_call *c = p;
+	unsigned outer = vblocked;
+	sigset_t saved;
+
+	if (c->shrink)
+		sigaltstack(&c->shrunk, NULL);
+	vblocked = outer | c->vmask;
+	sigprocmask(SIG_SETMASK, &c->mask, &saved);
+	if (c->act->sa_flags & SA_SIGINFO)
+		c->act->sa_sigaction(c->signo, c->info, c->uc);
+	else
+		c->act->sa_handler(c->signo);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	vblocked = outer;
+	if (c->shrink)
+		sigaltstack(&c->full, NULL);
+	/* Signals sent while virtually blocked are delivered now, as the kernel would at the
+	 * handler's return; still below our frame, so they count as inside this handler. */
+	for (int i = 0; i < PTREC_NCRASH; i++) {
+		if (!(vpending & ~vblocked & (1u << i)))
+			continue;
+		vpending &= ~(1u << i);
+		syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)ptrec_crash_signals[i]);
+	}
+}
+
+/* 1 when a SIGSEGV at si_addr is the interrupted stack running out below sp. */
+static int stack_overflowed(int signo, const siginfo_t *info, uintptr_t sp)
+{
+	uintptr_t a;
+
+	if (signo != SIGSEGV || !info || info->si_code <= 0)
+		return 0;
+	a = (uintptr_t)info->si_addr;
+	return a < sp + RED_ZONE && a + OVERFLOW_REACH >= sp;
+}
+
+static int on_stack(uintptr_t sp, const stack_t *ss)
+{
+	return sp >= (uintptr_t)ss->ss_sp && sp - (uintptr_t)ss->ss_sp < ss->ss_size;
+}
+
+int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *info,
+                    ucontext_t *uc, struct ptrec_chain_stack *where)
+{
+	struct app_call c;
+	stack_t ss;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t isp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	struct ptrec_thread *t = ptrec_slot_self();
+	uintptr_t top = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.act = act;
+	c.index = i;
+	c.signo = signo;
+	c.info = info;
+	c.uc = uc;
+
+	int has_alt = sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE);
+	int ours = has_alt && t && t->altstack && (char *)ss.ss_sp > (char *)t->altstack &&
+	           (char *)ss.ss_sp < (char *)t->altstack + t->altstack_len;
+	int here_alt = has_alt && on_stack(here, &ss);
+
+	if ((act->sa_flags & SA_ONSTACK) && has_alt && !ours) {
+		/* The application's own alternate stack: we run on it already (the kernel put us
+		 * there), or the interrupted code did. */
+		where->lo = (uintptr_t)ss.ss_sp;
+		where->hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+		if (!here_alt)
+			top = on_stack(isp, &ss) ? isp - RED_ZONE : where->hi;
+	} else if (stack_overflowed(signo, info, isp)) {
+		return -1;
+	} else if (here_alt && !on_stack(isp, &ss)) {
+		top = isp - RED_ZONE;
+		where->hi = top;
+		where->lo = top > STACK_SPAN ? top - STACK_SPAN : 0;
+	} else {
+		where->hi = here; /* already on the stack it wants: run below us */
+		where->lo = here > STACK_SPAN ? here - STACK_SPAN : 0;
+	}
+	if (top && here_alt) {
+		/* Nested deliveries must land below our frame on the stack we leave. */
+		uintptr_t sp;
+		__asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+		uintptr_t end = (sp - ALT_MARGIN) & ~(uintptr_t)15;
+		c.full = ss;
+		c.full.ss_flags = 0;
+		c.shrunk = c.full;
+		if (end > (uintptr_t)ss.ss_sp + ALT_MIN) {
+			c.shrunk.ss_size = end - (uintptr_t)ss.ss_sp;
+			c.shrink = 1;
+		}
+	}
+
+	/* The mask: the interrupted one, plus the handler's sa_mask, plus the signal itself
+	 * unless SA_NODEFER.  Crash signals it adds are blocked virtually. */
+	c.mask = uc->uc_sigmask;
+	for (int s = 1; s < NSIG; s++) {
+		int add = sigismember(&act->sa_mask, s) == 1 ||
+		          (s == signo && !(act->sa_flags & SA_NODEFER));
+		if (!add || sigismember(&uc->uc_sigmask, s) == 1)
+			continue;
+		int k = ptrec_chain_index(s);
+		if (k >= 0)
+			c.vmask |= 1u << k;
+		else
+			sigaddset(&c.mask, s);
+	}
+	if (act->sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		ptrec_chain_set(i, &dfl, 0);
+	}
+	if (top)
+		ptrec_call_on_stack(top, app_call_run, &c);
+	else
+		app_call_run(&c);
+	return 0;
+}

@@ -1,0 +1,182 @@
+/* signal_interpose.c — the interposed libc functions that change signal dispositions or end
+ * the process, so libptrec stays the first handler of the crash signals and sees the process
+ * die (doc/recorder.md, "Crash signals and the application's handlers").
+ *
+ * - sigaction, signal, bsd_signal, sysv_signal, sigset: for a crash signal while libptrec's
+ *   handlers are installed, the application's action goes to the chain (crash/crash_chain.c)
+ *   and the kernel keeps libptrec's handler; reading an action back returns exactly what the
+ *   application set, as the kernel would have kept it.  Every other call goes straight to libc.
+ * - exit, _exit, _Exit: when called from inside the application's handler of a crash, the one
+ *   dump is written first (crash/crash_signal.c), then libc's function runs.
+ *
+ * Like pthread_create (thread_registry.c), the definitions bind before libc's for the program
+ * and every library loaded after libptrec, and call libc's through dlsym(RTLD_NEXT).  They are
+ * weak, so a fully static link keeps libc's (without interposition: call ptrec_crash_dump()
+ * from your handlers there, with PTREC_F_NO_SIGNALS).  The libc functions are looked up at
+ * load time, never in a signal handler. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/recorder.h"
+
+#define WEAK __attribute__((weak))
+
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
+static signal_fn real_signal, real_bsd_signal, real_sysv_signal, real_sigset;
+static exit_fn real_exit, real__exit, real__Exit;
+
+/* Declared by <signal.h> only for some feature macros. */
+sighandler_t bsd_signal(int sig, sighandler_t h);
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *) __attribute__((weak));
+
+static void *next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+__attribute__((constructor)) void ptrec_interpose_resolve(void)
+{
+	if (!ptrec_real_sigaction) {
+		ptrec_sigaction_fn f = (ptrec_sigaction_fn)next("sigaction");
+		ptrec_real_sigaction = f ? f : __sigaction;
+	}
+	real_signal = (signal_fn)next("signal");
+	real_bsd_signal = (signal_fn)next("bsd_signal");
+	real_sysv_signal = (signal_fn)next("sysv_signal");
+	real_sigset = (signal_fn)next("sigset");
+	real_exit = (exit_fn)next("exit");
+	real__exit = (exit_fn)next("_exit");
+	real__Exit = (exit_fn)next("_Exit");
+}
+
+/* ---- dispositions -------------------------------------------------------------------------- */
+
+PTREC_API WEAK int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int i = ptrec_chain_managed(sig);
+
+	if (i < 0) {
+		if (!ptrec_real_sigaction)
+			ptrec_interpose_resolve();
+		if (!ptrec_real_sigaction) {
+			errno = ENOSYS;
+			return -1;
+		}
+		return ptrec_real_sigaction(sig, act, old);
+	}
+	if (old)
+		ptrec_chain_get(i, old);
+	if (act)
+		ptrec_chain_set(i, act, 0);
+	return 0;
+}
+
+/* A handler set the way signal(3) sets it: flags and mask as glibc builds them. */
+static sighandler_t set_handler(int i, int sig, sighandler_t h, int flags, int block_self)
+{
+	struct sigaction a, old;
+
+	if (h == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = h;
+	sigemptyset(&a.sa_mask);
+	if (block_self)
+		sigaddset(&a.sa_mask, sig);
+	a.sa_flags = flags;
+	ptrec_chain_get(i, &old);
+	ptrec_chain_set(i, &a, 0);
+	return old.sa_handler;
+}
+
+/* glibc's signal() has BSD semantics: the signal blocked in its handler, SA_RESTART. */
+PTREC_API WEAK sighandler_t signal(int sig, sighandler_t h)
+{
+	int i = ptrec_chain_managed(sig);
+	if (i >= 0)
+		return set_handler(i, sig, h, SA_RESTART, 1);
+	return real_signal ? real_signal(sig, h) : SIG_ERR;
+}
+
+PTREC_API WEAK sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	int i = ptrec_chain_managed(sig);
+	if (i >= 0)
+		return set_handler(i, sig, h, SA_RESTART, 1);
+	return real_bsd_signal ? real_bsd_signal(sig, h) : SIG_ERR;
+}
+
+/* System V semantics: reset to SIG_DFL on delivery, not blocked in the handler. */
+PTREC_API WEAK sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	int i = ptrec_chain_managed(sig);
+	if (i >= 0)
+		return set_handler(i, sig, h, SA_RESETHAND | SA_NODEFER, 0);
+	return real_sysv_signal ? real_sysv_signal(sig, h) : SIG_ERR;
+}
+
+/* sigset(3): SIG_HOLD blocks the signal; any other disposition is set and unblocks it.
+ * Returns SIG_HOLD when the signal was blocked, else the previous handler. */
+PTREC_API WEAK sighandler_t sigset(int sig, sighandler_t h)
+{
+	int i = ptrec_chain_managed(sig);
+	sigset_t set, oset;
+	struct sigaction old;
+
+	if (i < 0)
+		return real_sigset ? real_sigset(sig, h) : SIG_ERR;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (h == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &set, &oset) < 0)
+			return SIG_ERR;
+		if (sigismember(&oset, sig))
+			return SIG_HOLD;
+		ptrec_chain_get(i, &old);
+		return old.sa_handler;
+	}
+	sighandler_t prev = set_handler(i, sig, h, 0, 0);
+	if (prev == SIG_ERR || sigprocmask(SIG_UNBLOCK, &set, &oset) < 0)
+		return SIG_ERR;
+	return sigismember(&oset, sig) ? SIG_HOLD : prev;
+}
+
+/* ---- exits -------------------------------------------------------------------------------- */
+
+/* Writes the dump first when called from inside the application's crash handler, then ends
+ * the process through libc's function (or the raw syscall when there is none). */
+__attribute__((noreturn)) static void exit_through(exit_fn real, int status)
+{
+	ptrec_crash_exiting();
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+PTREC_API WEAK __attribute__((noreturn)) void exit(int status)
+{
+	exit_through(real_exit, status);
+}
+
+PTREC_API WEAK __attribute__((noreturn)) void _exit(int status)
+{
+	exit_through(real__exit, status);
+}
+
+PTREC_API WEAK __attribute__((noreturn)) void _Exit(int status)
+{
+	exit_through(real__Exit, status);
+}

@@ -1,0 +1,497 @@
+/* chainer.c — servers that own their crash signals, with libptrec recording (instrumented
+ * backend: built with -finstrument-functions -O0 -g).  Each case installs its handlers the
+ * way a real server does, then crashes in a function named after it, called through
+ * handle_request() from main(); the tests (test_chain_*.sh) check that libptrec still writes
+ * exactly one dump holding the first fault, and that the process dies as the handler meant.
+ *
+ *   chainer CASE
+ *
+ *   redis           after ptrec_init: SEGV BUS FPE ILL ABRT with SA_SIGINFO|SA_NODEFER|
+ *                   SA_RESETHAND; the handler logs, resets all to SIG_DFL, kill(getpid(), sig)
+ *   memtest         the same, and the handler first runs a preserving memory test over every
+ *                   anonymous writable mapping with a 1 MiB buffer on its stack
+ *   resethand       SA_RESETHAND handler that logs and returns: the fault repeats and kills
+ *   abort           the SIGSEGV handler calls abort()
+ *   exit, _exit     the SIGSEGV handler calls exit(3) / _exit(5)
+ *   signal          signal(SIGFPE, h); h logs, signal(sig, SIG_DFL), raise(sig)
+ *   thread          another thread installs the SIGSEGV handler, then main crashes
+ *   before_init     the handler is installed before ptrec_init
+ *   guard_page      a guard-page handler maps the page and resumes, 1000 times; then a real
+ *                   crash, which the handler does not own: it resets to SIG_DFL and returns
+ *   in_handler      the SIGSEGV handler itself faults (at another address)
+ *   assert_path     handlers installed; an assertion resets them to SIG_DFL and abort()s
+ *   transparency    no crash: what sigaction()/signal() read back for the crash signals is
+ *                   what the kernel reads back for SIGUSR1 set the same way; prints
+ *                   "chainer: transparent" and exits 0
+ *
+ * The first fault is a write to 0x1bad0 (SIGSEGV), a division by zero (SIGFPE), or a
+ * write to 0x2bad0 (guard_page's real crash); handlers say what they do on stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ptrec.h"
+
+static volatile int sink;
+static volatile uintptr_t addr_wild = 0x1bad0, addr_real = 0x2bad0;
+static volatile uintptr_t addr_second = 0x40;
+
+static void say(const char *s)
+{
+	if (write(2, s, strlen(s)) < 0)
+		_exit(90);
+}
+
+__attribute__((noinline)) static void crash_write_wild(void)
+{
+	*(volatile int *)addr_wild = 1;
+}
+
+__attribute__((noinline)) static void crash_divide(void)
+{
+	volatile int zero = 0;
+	sink = 42 / zero;
+}
+
+static const int server_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+/* sigaction(sig) with handler h (an sa_sigaction when flags has SA_SIGINFO, else an
+ * sa_handler), the flags and an empty mask. */
+static void install(int sig, void (*h)(int, siginfo_t *, void *), int flags)
+{
+	struct sigaction act;
+	memset(&act, 0, sizeof(act));
+	if (flags & SA_SIGINFO)
+		act.sa_sigaction = h;
+	else
+		act.sa_handler = (void (*)(int))(void (*)(void))h;
+	act.sa_flags = flags;
+	sigemptyset(&act.sa_mask);
+	sigaction(sig, &act, NULL);
+}
+
+static void set_all(void (*h)(int, siginfo_t *, void *), int flags)
+{
+	struct sigaction act;
+	memset(&act, 0, sizeof(act));
+	sigemptyset(&act.sa_mask);
+	if (h) {
+		act.sa_sigaction = h;
+		act.sa_flags = SA_SIGINFO | flags;
+	} else {
+		act.sa_handler = SIG_DFL;
+		act.sa_flags = flags;
+	}
+	for (unsigned i = 0; i < sizeof(server_signals) / sizeof(server_signals[0]); i++)
+		sigaction(server_signals[i], &act, NULL);
+}
+
+/* ---- Redis: log, reset, re-raise; optionally a memory test first --------------------------- */
+
+static int run_memtest;
+
+/* One anonymous writable mapping, as listed in /proc/self/maps. */
+struct region { uintptr_t start, end; };
+
+__attribute__((noinline)) static size_t memtest_region(uintptr_t start, uintptr_t end)
+{
+	size_t words = 0;
+	for (volatile uintptr_t *p = (uintptr_t *)start; (uintptr_t)p < end; p++) {
+		uintptr_t keep = *p;
+		*p = ~keep;
+		if (*p != ~keep)
+			say("chainer: memtest found a bad word\n");
+		*p = 0x5555555555555555ull;
+		*p = keep;
+		words++;
+	}
+	return words;
+}
+
+/* Like Redis's memtest_test_linux_anonymous_maps: every rw mapping of device 00:00 that is not
+ * the stack, the vDSO or vsyscall, tested word by word and restored. */
+__attribute__((noinline)) static size_t memtest_anonymous(void)
+{
+	static char maps[1 << 16];
+	struct region regions[512];
+	size_t nreg = 0, len = 0, words = 0;
+	int fd = open("/proc/self/maps", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while (len < sizeof(maps) - 1 && (n = read(fd, maps + len, sizeof(maps) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	maps[len] = '\0';
+	for (char *line = maps; *line && nreg < 512;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		unsigned long s, e;
+		char perms[8], dev[16];
+		unsigned long off, inode;
+		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu", &s, &e, perms, &off, dev, &inode) == 6 &&
+		    perms[0] == 'r' && perms[1] == 'w' && !strcmp(dev, "00:00") && !strstr(line, "stack") &&
+		    !strstr(line, "vdso") && !strstr(line, "vsyscall")) {
+			regions[nreg].start = s;
+			regions[nreg].end = e;
+			nreg++;
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	for (size_t i = 0; i < nreg; i++)
+		words += memtest_region(regions[i].start, regions[i].end);
+	return words;
+}
+
+__attribute__((noinline)) static void use_stack_mib(void)
+{
+	volatile char big[1 << 20];
+	memset((char *)big, 0x5a, sizeof(big));
+	sink = big[12345];
+}
+
+static void redis_handler(int sig, siginfo_t *info, void *uc)
+{
+	char line[160];
+	(void)uc;
+	snprintf(line, sizeof(line), "chainer: === CRASH REPORT: signal %d at %p ===\n", sig,
+	         info->si_addr);
+	say(line);
+	if (run_memtest) {
+		use_stack_mib();
+		size_t words = memtest_anonymous();
+		snprintf(line, sizeof(line), "chainer: memtest passed over %zu words\n", words);
+		say(line);
+	}
+	say("chainer: crash log complete\n");
+	set_all(NULL, SA_NODEFER | SA_RESETHAND);
+	kill(getpid(), sig);
+}
+
+__attribute__((noinline)) static void crash_redis(void)
+{
+	set_all(redis_handler, SA_NODEFER | SA_RESETHAND);
+	crash_write_wild();
+}
+
+/* ---- a handler that returns after SA_RESETHAND --------------------------------------------- */
+
+static void note_handler(int sig)
+{
+	(void)sig;
+	say("chainer: handler ran and returns\n");
+}
+
+__attribute__((noinline)) static void crash_resethand(void)
+{
+	install(SIGSEGV, (void (*)(int, siginfo_t *, void *))(void (*)(void))note_handler,
+	        SA_RESETHAND);
+	crash_write_wild();
+}
+
+/* ---- handlers that end the process themselves ------------------------------------------------ */
+
+static void abort_handler(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig, (void)info, (void)uc;
+	say("chainer: fatal error, aborting\n");
+	abort();
+}
+
+static void exit_handler(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig, (void)info, (void)uc;
+	say("chainer: fatal error, exit(3)\n");
+	exit(3);
+}
+
+static void _exit_handler(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig, (void)info, (void)uc;
+	say("chainer: fatal error, _exit(5)\n");
+	_exit(5);
+}
+
+__attribute__((noinline)) static void crash_with(void (*h)(int, siginfo_t *, void *))
+{
+	install(SIGSEGV, h, SA_SIGINFO);
+	crash_write_wild();
+}
+
+/* ---- signal() ------------------------------------------------------------------------------- */
+
+static void fpe_handler(int sig)
+{
+	say("chainer: arithmetic error, re-raising\n");
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+__attribute__((noinline)) static void crash_signal_fn(void)
+{
+	signal(SIGFPE, fpe_handler);
+	crash_divide();
+}
+
+/* ---- installed by another thread ------------------------------------------------------------ */
+
+static void *installer(void *arg)
+{
+	(void)arg;
+	set_all(redis_handler, SA_NODEFER | SA_RESETHAND);
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_from_thread(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, installer, NULL);
+	pthread_join(t, NULL);
+	crash_write_wild();
+}
+
+/* ---- a guard-page handler (JIT runtimes): map the page and resume ------------------------- */
+
+static char *guard;
+static long page_size;
+static volatile int guard_faults;
+
+static void guard_handler(int sig, siginfo_t *info, void *uc)
+{
+	char *a = info->si_addr;
+	(void)uc;
+	if (a >= guard && a < guard + page_size) {
+		guard_faults++;
+		mprotect(guard, (size_t)page_size, PROT_READ | PROT_WRITE);
+		return; /* the access is retried and succeeds */
+	}
+	/* Not ours: let the default action have it. */
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+}
+
+__attribute__((noinline)) static void touch_guard(int i)
+{
+	guard[i % 64] = (char)i;
+}
+
+__attribute__((noinline)) static void crash_after_guards(void)
+{
+	*(volatile int *)addr_real = 6;
+}
+
+__attribute__((noinline)) static void crash_guard_page(void)
+{
+	char line[80];
+
+	page_size = sysconf(_SC_PAGESIZE);
+	guard = mmap(NULL, (size_t)page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED)
+		exit(99);
+	install(SIGSEGV, guard_handler, SA_SIGINFO);
+	for (int i = 0; i < 1000; i++) {
+		mprotect(guard, (size_t)page_size, PROT_NONE);
+		touch_guard(i);
+	}
+	snprintf(line, sizeof(line), "chainer: %d guard faults handled\n", guard_faults);
+	say(line);
+	crash_after_guards();
+}
+
+/* ---- the handler itself faults ----------------------------------------------------------- */
+
+static void faulty_handler(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig, (void)info, (void)uc;
+	say("chainer: handler entered\n");
+	*(volatile int *)addr_second = 7;
+	say("chainer: handler survived its own fault\n");
+}
+
+/* ---- an assertion path that resets to SIG_DFL and aborts ------------------------------------ */
+
+__attribute__((noinline)) static void server_assert_fail(const char *expr)
+{
+	char line[160];
+	snprintf(line, sizeof(line), "chainer: ASSERTION FAILED: %s\n", expr);
+	say(line);
+	set_all(NULL, 0);
+	abort();
+}
+
+__attribute__((noinline)) static void crash_assert_path(void)
+{
+	set_all(redis_handler, SA_NODEFER | SA_RESETHAND);
+	if (sink != 4242)
+		server_assert_fail("sink == 4242");
+}
+
+/* ---- transparency ----------------------------------------------------------------------------- */
+
+static int failures;
+
+static void check(int ok, const char *what)
+{
+	if (!ok) {
+		say("chainer: not transparent: ");
+		say(what);
+		say("\n");
+		failures++;
+	}
+}
+
+/* The kernel's own view of sig's action (no libc, no interposer). */
+struct kernel_action { void *handler; unsigned long flags; void *restorer; uint64_t mask; };
+
+static void kernel_get(int sig, struct kernel_action *k)
+{
+	memset(k, 0, sizeof(*k));
+	syscall(SYS_rt_sigaction, sig, NULL, k, 8);
+}
+
+/* a and b read back for signals sa and sb: equal up to the signals' own numbers. */
+static int same_action(const struct sigaction *a, int sa, const struct sigaction *b, int sb)
+{
+	if (a->sa_handler != b->sa_handler || a->sa_flags != b->sa_flags ||
+	    a->sa_restorer != b->sa_restorer)
+		return 0;
+	for (int s = 1; s < 65; s++) {
+		int x = s == sa ? sb : s == sb ? sa : s;
+		if (sigismember(&a->sa_mask, s) != sigismember(&b->sa_mask, x))
+			return 0;
+	}
+	return 1;
+}
+
+static void any_handler(int sig, siginfo_t *info, void *uc) { (void)sig, (void)info, (void)uc; }
+static void plain_handler(int sig) { (void)sig; }
+
+static void compare(const struct sigaction *set, int sig, const char *what)
+{
+	struct sigaction ours, kernel, before;
+	sigaction(sig, NULL, &before);
+	sigaction(SIGUSR1, set, NULL);
+	sigaction(SIGUSR1, NULL, &kernel);
+	check(sigaction(sig, set, &ours) == 0, what);
+	check(same_action(&before, sig, &ours, sig), what); /* old == what the last call set */
+	sigaction(sig, NULL, &ours);
+	check(same_action(&kernel, SIGUSR1, &ours, sig), what);
+}
+
+__attribute__((noinline)) static int transparency(void)
+{
+	static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+	struct sigaction a;
+	struct kernel_action k;
+
+	for (unsigned i = 0; i < sizeof(crash) / sizeof(crash[0]); i++) {
+		int sig = crash[i];
+		memset(&a, 0, sizeof(a));
+		a.sa_sigaction = any_handler;
+		a.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+		sigemptyset(&a.sa_mask);
+		sigaddset(&a.sa_mask, SIGTERM);
+		sigaddset(&a.sa_mask, SIGKILL); /* the kernel drops it */
+		compare(&a, sig, "SA_SIGINFO handler");
+		memset(&a, 0, sizeof(a));
+		a.sa_handler = plain_handler;
+		a.sa_flags = SA_RESETHAND;
+		sigfillset(&a.sa_mask);
+		compare(&a, sig, "SA_RESETHAND handler, full mask");
+		memset(&a, 0, sizeof(a));
+		a.sa_handler = SIG_IGN;
+		compare(&a, sig, "SIG_IGN");
+		memset(&a, 0, sizeof(a));
+		a.sa_handler = SIG_DFL;
+		compare(&a, sig, "SIG_DFL");
+
+		/* signal(): the previous handler back, and the same action SIGUSR1 gets. */
+		struct sigaction ours, kernel;
+		signal(SIGUSR1, plain_handler);
+		sigaction(SIGUSR1, NULL, &kernel);
+		check(signal(sig, plain_handler) == SIG_DFL, "signal() returns the previous handler");
+		check(signal(sig, SIG_DFL) == plain_handler, "signal() returns the previous handler");
+		signal(sig, plain_handler);
+		sigaction(sig, NULL, &ours);
+		check(same_action(&kernel, SIGUSR1, &ours, sig), "signal()");
+
+		/* The kernel still runs libptrec's handler. */
+		kernel_get(sig, &k);
+		check(k.handler != (void *)plain_handler && k.handler != SIG_DFL,
+		      "the kernel's handler is libptrec's");
+		signal(sig, SIG_DFL);
+	}
+	/* After ptrec_shutdown the kernel holds the application's action. */
+	signal(SIGSEGV, plain_handler);
+	ptrec_shutdown();
+	kernel_get(SIGSEGV, &k);
+	check(k.handler == (void *)plain_handler, "ptrec_shutdown gives the kernel the app's action");
+	if (failures)
+		return 1;
+	say("chainer: transparent\n");
+	return 0;
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+__attribute__((noinline)) static void handle_request(const char *c)
+{
+	if (!strcmp(c, "redis")) crash_redis();
+	else if (!strcmp(c, "memtest")) { run_memtest = 1; crash_redis(); }
+	else if (!strcmp(c, "resethand")) crash_resethand();
+	else if (!strcmp(c, "abort")) crash_with(abort_handler);
+	else if (!strcmp(c, "exit")) crash_with(exit_handler);
+	else if (!strcmp(c, "_exit")) crash_with(_exit_handler);
+	else if (!strcmp(c, "signal")) crash_signal_fn();
+	else if (!strcmp(c, "thread")) crash_from_thread();
+	else if (!strcmp(c, "before_init")) crash_write_wild();
+	else if (!strcmp(c, "guard_page")) crash_guard_page();
+	else if (!strcmp(c, "in_handler")) crash_with(faulty_handler);
+	else if (!strcmp(c, "assert_path")) crash_assert_path();
+	else if (!strcmp(c, "transparency")) exit(transparency());
+	else {
+		fprintf(stderr, "chainer: unknown case %s\n", c);
+		exit(98);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction before, after;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: chainer CASE\n");
+		return 98;
+	}
+	if (!strcmp(argv[1], "before_init"))
+		set_all(redis_handler, SA_NODEFER | SA_RESETHAND);
+	sigaction(SIGSEGV, NULL, &before);
+	int r = ptrec_init(NULL);
+	if (r != 0) {
+		fprintf(stderr, "chainer: ptrec_init: %s\n", ptrec_strerror(r));
+		return 97;
+	}
+	/* Reading an action back after ptrec_init gives what was there before it. */
+	sigaction(SIGSEGV, NULL, &after);
+	if (!same_action(&before, SIGSEGV, &after, SIGSEGV)) {
+		fprintf(stderr, "chainer: SIGSEGV's action changed across ptrec_init\n");
+		return 95;
+	}
+	handle_request(argv[1]);
+	fprintf(stderr, "chainer: %s did not crash\n", argv[1]);
+	return 96;
+}
