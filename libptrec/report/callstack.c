@@ -1,4 +1,4 @@
-/* callstack.c — call stack rebuilt from branch events, and the frame-pointer walk. */
+/* callstack.c — call stack rebuilt from branch events. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -82,28 +82,4 @@ size_t ptrec_callstack_rebuild(const struct ptrec_branch *b, size_t n, int soft,
 	}
 	info->depth = w;
 	return w;
-}
-
-size_t ptrec_fp_backtrace(const struct ptrec_dump *d, uint64_t rip, uint64_t rbp, uint64_t rsp,
-                          uint64_t *pcs, size_t max)
-{
-	size_t n = 0;
-
-	if (!max)
-		return 0;
-	pcs[n++] = rip;
-	while (n < max) {
-		uint64_t fr[2];
-		if (rbp & 7 || rbp < rsp || rbp + 16 < rbp)
-			break;
-		if (ptrec_dump_read_memory(d, rbp, fr, sizeof(fr)) != sizeof(fr))
-			break;
-		if (!fr[1])
-			break;
-		pcs[n++] = fr[1];
-		if (fr[0] <= rbp)
-			break;
-		rbp = fr[0];
-	}
-	return n;
 }

@@ -1,6 +1,5 @@
-/* callstack.h — call stacks for the report: rebuilt from branch history (calls and returns,
- * so it survives a smashed stack), and a frame-pointer backtrace from the dump's registers and
- * stack bytes (reads only the dump, never live memory).  Pure. */
+/* callstack.h — call stacks for the report rebuilt from branch history (calls and returns,
+ * so it survives a smashed stack); the stack unwound from registers is in unwind.h.  Pure. */
 #ifndef PTREC_CALLSTACK_H
 #define PTREC_CALLSTACK_H
 
@@ -35,11 +34,5 @@ struct ptrec_callstack_info {
 size_t ptrec_callstack_rebuild(const struct ptrec_branch *b, size_t n, int soft,
                                struct ptrec_frame *out, size_t max,
                                struct ptrec_callstack_info *info);
-
-/* Walks the frame-pointer chain from rbp using only the dump's MEMORY bytes: pcs[0] = rip,
- * then each saved return address.  Stops at a frame outside the dumped stack, a non-growing
- * or misaligned frame pointer, a zero return address, or max.  Returns the number of pcs. */
-size_t ptrec_fp_backtrace(const struct ptrec_dump *d, uint64_t rip, uint64_t rbp, uint64_t rsp,
-                          uint64_t *pcs, size_t max);
 
 #endif

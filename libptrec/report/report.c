@@ -1,5 +1,5 @@
 /* report.c — builds the report model: thread order, decoding of each ring, rebuilt stacks,
- * the frame-pointer backtrace and the faulting instruction's bytes. */
+ * the stack unwound from the registers and the faulting instruction's bytes. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -9,6 +9,8 @@
 #include "decode/pt_image.h"
 #include "ptrec.h"
 #include "report/report.h"
+
+#define UNWIND_MAX 1024  /* frames unwound per thread at most */
 
 void ptrec_report_options_init(struct ptrec_report_options *opt)
 {
@@ -28,6 +30,10 @@ static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
 	const struct ptrec_dump_thread *h = &t->rec->hdr;
 	size_t cap;
 
+	if (t->rec == &r->orphan) {
+		t->status = "never attached to the recorder: no ring (registers and stack only)";
+		return 0;
+	}
 	if (h->flags & PTREC_THREAD_UNTRACED) {
 		t->status = "untraced: the thread had no ring";
 		return 0;
@@ -99,13 +105,20 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 	for (size_t i = 0; i < dump->nthreads && crashed == SIZE_MAX; i++)
 		if (dump->threads[i].hdr.tid == p->tid)
 			crashed = i;
-	if (crashed == SIZE_MAX && dump->nthreads)
+	if (crashed == SIZE_MAX && dump->nthreads && !dump->has_regs)
 		ptrec_warn(&r->warnings, "no THREAD record for the crashing thread %" PRIu32, p->tid);
-	r->threads = calloc(dump->nthreads ? dump->nthreads : 1, sizeof(*r->threads));
+	r->threads = calloc(dump->nthreads + 1, sizeof(*r->threads));
 	if (!r->threads)
 		return -PTREC_ENOMEM;
 	if (crashed != SIZE_MAX) {
 		r->threads[r->nthreads].rec = &dump->threads[crashed];
+		r->threads[r->nthreads++].crashed = 1;
+	} else if (dump->has_regs) {
+		/* Never attached: no ring, but its registers and stack are in the dump. */
+		r->orphan.hdr.tid = dump->regs.tid ? dump->regs.tid : p->tid;
+		r->orphan.hdr.flags = PTREC_THREAD_CRASHED | PTREC_THREAD_UNTRACED;
+		r->orphan.offset = UINT64_MAX;
+		r->threads[r->nthreads].rec = &r->orphan;
 		r->threads[r->nthreads++].crashed = 1;
 	}
 	for (size_t i = 0; i < dump->nthreads && !opt->crashed_only; i++)
@@ -115,9 +128,14 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 	if (dump->has_regs) {
 		const uint64_t *g = dump->regs.gregs;
 		r->fault_pc = g[PTREC_REG_RIP];
-		r->nbacktrace = ptrec_fp_backtrace(dump, g[PTREC_REG_RIP], g[PTREC_REG_RBP],
-		                                   g[PTREC_REG_RSP], r->backtrace,
-		                                   sizeof(r->backtrace) / sizeof(r->backtrace[0]));
+		if (r->nthreads && r->threads[0].crashed) {
+			struct ptrec_report_thread *t = &r->threads[0];
+			t->unwound = malloc(UNWIND_MAX * sizeof(*t->unwound));
+			if (!t->unwound)
+				return -PTREC_ENOMEM;
+			t->nunwound = ptrec_unwind(&r->sym, dump, g, t->unwound, UNWIND_MAX,
+			                           &t->unwind_stop);
+		}
 		r->nfault_bytes = ptrec_dump_read_memory(dump, r->fault_pc, r->fault_bytes,
 		                                         sizeof(r->fault_bytes));
 		if (r->nfault_bytes) {
@@ -134,7 +152,7 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 		}
 	} else {
 		ptrec_warn(&r->warnings, "the dump has no REGS record: no faulting instruction and "
-		           "no frame-pointer backtrace");
+		           "no unwound stack");
 	}
 	for (size_t i = 0; i < r->nthreads; i++) {
 		struct ptrec_report_thread *t = &r->threads[i];
@@ -166,6 +184,7 @@ void ptrec_report_free(struct ptrec_report *r)
 	for (size_t i = 0; i < r->nthreads; i++) {
 		free(r->threads[i].branches);
 		free(r->threads[i].stack);
+		free(r->threads[i].unwound);
 	}
 	free(r->threads);
 	ptrec_pt_img_free(r->pt_image);

@@ -10,6 +10,7 @@
 #include "decode/bts_decode.h"
 #include "decode/soft_decode.h"
 #include "report/callstack.h"
+#include "report/unwind.h"
 #include "dump/dump_read.h"
 #include "symbols/symbolize.h"
 #include "core/warnings.h"
@@ -51,6 +52,10 @@ struct ptrec_report_thread {
 	struct ptrec_callstack_info stack_info;
 	struct ptrec_bts_stats bts; /* decoder statistics (BTS-format rings) */
 	size_t trimmed;             /* events after the fault (signal handler) left out */
+	struct ptrec_unwind_frame *unwound; /* stack unwound from the thread's registers and
+	                               dumped stack, innermost first (owned), or NULL */
+	size_t nunwound;
+	const char *unwind_stop;    /* why the unwinding ended */
 };
 
 /* The whole report. */
@@ -66,8 +71,9 @@ struct ptrec_report {
 	size_t nfault_bytes;
 	const char *fault_bytes_source;      /* "dump memory", "file PATH", or NULL */
 	char fault_bytes_file[4096];
-	uint64_t backtrace[128];             /* frame-pointer backtrace, [0] = fault_pc */
-	size_t nbacktrace;
+	struct ptrec_dump_thread_rec orphan; /* stands for the crashing thread when the dump has
+	                                        its registers but no THREAD record (the thread
+	                                        never attached) */
 	struct ptrec_pt_img *pt_image;           /* code image for intel_pt rings, built on demand */
 };
 

@@ -15,15 +15,14 @@ static void jstr(FILE *out, const char *s)
 	ptrec_json_str(out, s);
 }
 
-static void jloc(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)
+/* Writes the members of a LOC object (without its braces). */
+static void jloc_members(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)
 {
 	struct ptrec_symbol s;
 
-	fprintf(out, "{\"addr\":\"0x%" PRIx64 "\"", addr);
-	if (!addr) {
-		fputc('}', out);
+	fprintf(out, "\"addr\":\"0x%" PRIx64 "\"", addr);
+	if (!addr)
 		return;
-	}
 	ptrec_symbolize(&r->sym, addr, ret, &s);
 	if (s.module) {
 		fputs(",\"module\":", out);
@@ -40,6 +39,12 @@ static void jloc(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)
 		jstr(out, s.file);
 		fprintf(out, ",\"line\":%u", s.line);
 	}
+}
+
+static void jloc(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)
+{
+	fputc('{', out);
+	jloc_members(r, out, addr, ret);
 	fputc('}', out);
 }
 
@@ -106,14 +111,20 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 		fprintf(out, ",\"resumed\":%s}", f->resumed ? "true" : "false");
 	}
 	fputc(']', out);
-	if (t->crashed) {
+	if (t->unwound) {
 		fputs(",\"backtrace\":[", out);
-		for (size_t k = 0; k < r->nbacktrace; k++) {
-			if (k)
-				fputc(',', out);
-			jloc(r, out, r->backtrace[k], k > 0);
+		for (size_t k = 0; k < t->nunwound; k++) {
+			const struct ptrec_unwind_frame *f = &t->unwound[k];
+			fputs(k ? ",{" : "{", out);
+			jloc_members(r, out, f->pc, f->return_address);
+			fputs(",\"found_by\":", out);
+			jstr(out, ptrec_unwind_how_name(f->how));
+			if (f->signal_frame)
+				fputs(",\"signal_frame\":true", out);
+			fputc('}', out);
 		}
-		fputc(']', out);
+		fputs("],\"backtrace_stop\":", out);
+		jstr(out, t->unwind_stop);
 	}
 	fputs(",\"branches\":[", out);
 	for (size_t i = 0; i < n; i++) {

@@ -123,6 +123,34 @@ static void print_stack(struct ptrec_report *r, const struct ptrec_report_thread
 		             "shown\n");
 }
 
+static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
+{
+	char buf[1400];
+
+	fprintf(out, "stack (unwound from the registers and the dumped stack, innermost first):\n");
+	for (size_t k = 0; k < t->nunwound; k++) {
+		const struct ptrec_unwind_frame *f = &t->unwound[k];
+		size_t same = 1;
+		while (k + same < t->nunwound && t->unwound[k + same].pc == f->pc)
+			same++;
+		if (k > 0 && same > 2) {
+			fprintf(out, "  #%zu-#%zu %s  [%s]  (%zu identical frames: recursion)\n", k,
+			        k + same - 1, loc(r, f->pc, f->return_address, buf, sizeof(buf)),
+			        ptrec_unwind_how_name(f->how), same);
+			k += same - 1;
+			continue;
+		}
+		if (f->signal_frame)
+			fprintf(out, "  #%-3zu 0x%" PRIx64 " <signal handler called>  [%s]\n", k, f->pc,
+			        ptrec_unwind_how_name(f->how));
+		else
+			fprintf(out, "  #%-3zu %s  [%s]\n", k,
+			        loc(r, f->pc, f->return_address, buf, sizeof(buf)),
+			        ptrec_unwind_how_name(f->how));
+	}
+	fprintf(out, "  (stops: %s)\n", t->unwind_stop ? t->unwind_stop : "?");
+}
+
 static void print_branches(struct ptrec_report *r, const struct ptrec_report_thread *t,
                            unsigned max, FILE *out)
 {
@@ -174,7 +202,7 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	const struct ptrec_dump *d = r->dump;
 	const struct ptrec_dump_process *p = &d->process;
 	const char *code = ptrec_report_signal_code_name(p->signo, p->si_code);
-	char tbuf[64] = "?", buf[1400];
+	char tbuf[64] = "?";
 	struct tm tm;
 	time_t sec = (time_t)p->time_sec;
 
@@ -250,27 +278,8 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s\n", h->tid, h->name[0] ? h->name : "-",
 		        t->crashed ? " [crashed]" : "");
 		print_stack(r, t, t->crashed, out);
-		if (t->crashed) {
-			fprintf(out, "frame-pointer backtrace (from registers and dumped stack):\n");
-			for (size_t k = 0; k < r->nbacktrace; k++) {
-				size_t same = 1;
-				while (k + same < r->nbacktrace && r->backtrace[k + same] == r->backtrace[k])
-					same++;
-				if (k > 0 && same > 2) {
-					fprintf(out, "  #%zu-#%zu %s  (%zu identical frames: recursion)\n", k,
-					        k + same - 1, loc(r, r->backtrace[k], 1, buf, sizeof(buf)),
-					        same);
-					k += same - 1;
-					continue;
-				}
-				fprintf(out, "  #%-3zu %s\n", k,
-				        loc(r, r->backtrace[k], k > 0, buf, sizeof(buf)));
-			}
-			if (!r->nbacktrace)
-				fprintf(out, "  (none: no registers)\n");
-			else if (r->nbacktrace == 1)
-				fprintf(out, "  (stops: frame pointer outside the dumped stack)\n");
-		}
+		if (t->unwound)
+			print_unwound(r, t, out);
 		print_branches(r, t, t->crashed ? r->opt.branches : r->opt.other_branches, out);
 	}
 

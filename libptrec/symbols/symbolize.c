@@ -133,6 +133,8 @@ void ptrec_symbolizer_free(struct ptrec_symbolizer *s)
 	for (size_t i = 0; i < s->nmods; i++) {
 		struct ptrec_module *m = &s->mods[i];
 		ptrec_dwarf_free(&m->dwarf);
+		ptrec_cfi_free(&m->eh_frame);
+		ptrec_cfi_free(&m->debug_frame);
 		if (m->has_dbg)
 			ptrec_elf_close(&m->dbg);
 		if (m->has_elf)
@@ -381,6 +383,45 @@ static void symbolize_uncached(struct ptrec_symbolizer *s, uint64_t addr, int re
 			out->line = line;
 		}
 	}
+}
+
+/* Points cfi at section name of e (with hdr, for .eh_frame). */
+static void cfi_section(struct ptrec_cfi *cfi, const struct ptrec_elf *e, const char *name,
+                        int is_eh)
+{
+	const struct ptrec_elf_section *sec = ptrec_elf_find_section(e, name), *hs;
+	const uint8_t *p, *hp = NULL;
+	size_t len, hlen = 0;
+	uint64_t haddr = 0;
+
+	if (!sec || ptrec_elf_section_bytes(e, sec, &p, &len))
+		return;
+	if (is_eh && (hs = ptrec_elf_find_section(e, ".eh_frame_hdr")) &&
+	    !ptrec_elf_section_bytes(e, hs, &hp, &hlen))
+		haddr = hs->addr;
+	ptrec_cfi_init(cfi, p, len, sec->addr, is_eh, hp, hlen, haddr);
+}
+
+int ptrec_symbolizer_cfi(struct ptrec_symbolizer *s, uint64_t addr, struct ptrec_cfi_row *row,
+                         uint64_t *bias)
+{
+	struct ptrec_module *m = ptrec_symbolizer_module(s, addr);
+	int rc;
+
+	if (!m || !m->has_elf)
+		return -PTREC_ENOMAP;
+	if (!m->cfi_state) {
+		m->cfi_state = 1;
+		cfi_section(&m->eh_frame, &m->elf, ".eh_frame", 1);
+		cfi_section(&m->debug_frame, m->has_dbg ? &m->dbg : &m->elf, ".debug_frame", 0);
+		if (!m->debug_frame.size && m->has_dbg)
+			cfi_section(&m->debug_frame, &m->elf, ".debug_frame", 0);
+	}
+	*bias = m->bias;
+	rc = ptrec_cfi_find(&m->eh_frame, addr - m->bias, row);
+	if (rc == -PTREC_ENOMAP)
+		rc = ptrec_cfi_find(&m->debug_frame, addr - m->bias, row);
+	return rc;
 }
 
 size_t ptrec_symbolizer_read(struct ptrec_symbolizer *s, uint64_t addr, void *buf, size_t len)

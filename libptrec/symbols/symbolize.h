@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dump/dump_read.h"
+#include "symbols/cfi.h"
 #include "symbols/dwarf_line.h"
 #include "symbols/elf_symbols.h"
 #include "core/warnings.h"
@@ -32,6 +33,9 @@ struct ptrec_module {
 	struct ptrec_elf elf;     /* the file itself */
 	struct ptrec_elf dbg;     /* its separate debug file */
 	struct ptrec_dwarf dwarf; /* debug info (from dbg when it has some, else elf) */
+	int cfi_state;            /* 0: CFI not prepared yet, 1: prepared */
+	struct ptrec_cfi eh_frame;    /* .eh_frame (+ .eh_frame_hdr) of elf */
+	struct ptrec_cfi debug_frame; /* .debug_frame of dbg, else of elf */
 };
 
 /* An address range of one module. */
@@ -86,6 +90,13 @@ size_t ptrec_symbolizer_read(struct ptrec_symbolizer *s, uint64_t addr, void *bu
 
 /* Returns the module containing addr (loading it), or NULL. */
 struct ptrec_module *ptrec_symbolizer_module(struct ptrec_symbolizer *s, uint64_t addr);
+
+/* Finds the unwinding rules at runtime address addr: the module's .eh_frame first, then its
+ * .debug_frame (also from the separate debug file).  Returns 0 with *row (link-time addresses)
+ * and *bias (runtime = link-time + bias), -PTREC_ENOMAP if no module or FDE covers addr,
+ * -PTREC_EFORMAT for malformed CFI, -PTREC_ENOMEM. */
+int ptrec_symbolizer_cfi(struct ptrec_symbolizer *s, uint64_t addr, struct ptrec_cfi_row *row,
+                         uint64_t *bias);
 
 /* Formats "name+0xoff (file:line)" / "module+0xoff" / "0xaddr" into buf; returns buf. */
 char *ptrec_symbol_format(const struct ptrec_symbol *sym, char *buf, size_t len);

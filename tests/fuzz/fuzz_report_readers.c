@@ -49,11 +49,6 @@ static void fuzz_dump(const uint8_t *data, size_t size)
 		                                      NULL, NULL, ev, 256, NULL);
 		ptrec_callstack_rebuild(ev, n, (int)(i & 1), fr, 32, NULL);
 	}
-	if (d.has_regs) {
-		uint64_t pcs[64];
-		ptrec_fp_backtrace(&d, d.regs.gregs[PTREC_REG_RIP], d.regs.gregs[PTREC_REG_RBP],
-		                   d.regs.gregs[PTREC_REG_RSP], pcs, 64);
-	}
 #ifndef PTREC_LIBFUZZER
 	{
 		struct ptrec_report r;
@@ -114,42 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifndef PTREC_LIBFUZZER
 #include "dump_writer.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-	return rng >> 17;
-}
-
-static const uint64_t interesting[] = {0, 1, 7, 8, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff,
-                                       0x80000000, 0xffffffff, 0xfffffff0, 0x100000000ull,
-                                       UINT64_MAX, UINT64_MAX - 7, 24, 4096};
-
-/* Applies one mutation to buf[lo, hi). */
-static void mutate(uint8_t *buf, size_t lo, size_t hi)
-{
-	size_t span = hi - lo, at;
-	if (!span)
-		return;
-	at = lo + next_rand() % span;
-	switch (next_rand() % 4) {
-	case 0:
-		buf[at] ^= (uint8_t)(1u << (next_rand() % 8));
-		break;
-	case 1:
-		buf[at] = (uint8_t)next_rand();
-		break;
-	default: {
-		uint64_t v = interesting[next_rand() % (sizeof(interesting) / sizeof(interesting[0]))];
-		size_t w = next_rand() % 2 ? 4 : 8;
-		if (at + w <= hi)
-			memcpy(buf + at, &v, w);
-		break;
-	}
-	}
-}
+#include "fuzz_mutate.h"
 
 static struct tbuf sample_dump(void)
 {

@@ -1,8 +1,7 @@
 /* test_bts_callstack.c — BTS/soft record decoding (record alignment from the ring head, empty
  * and invalid records, hardware records classified from their instruction bytes, keeping the
  * newest events) and call stacks rebuilt from branch events (nesting, returns that skip
- * frames, returns past the start of the history, gaps) and the frame-pointer walk over dump
- * memory. */
+ * frames, returns past the start of the history, gaps). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -229,47 +228,10 @@ static void test_callstack(void)
 	}
 }
 
-static void test_fp_backtrace(void)
-{
-	struct tbuf b = {0};
-	struct ptrec_dump d;
-	struct ptrec_dump_error err;
-	uint64_t stack[16], pcs[8];
-	size_t n;
-
-	memset(stack, 0, sizeof(stack));
-	stack[2] = 0x7000 + 0x40;  /* frame at 0x7010: saved rbp, return address */
-	stack[3] = 0x401234;
-	stack[8] = 0x7000 + 0x60;  /* frame at 0x7040 */
-	stack[9] = 0x401300;
-	stack[12] = 0x7000 + 0x50; /* frame at 0x7060 points DOWN: the walk stops */
-	stack[13] = 0x401400;
-	tw_header(&b);
-	tw_process(&b, 1, 1, PTREC_EVENT_CRASH, 11, 1, 0, PTREC_BACKEND_NONE, 0, "x", "/x", "");
-	tw_memory(&b, 0x7000, PTREC_MEM_STACK, 1, stack, sizeof(stack));
-	tw_end(&b);
-	CHECK(ptrec_dump_parse(b.p, b.n, &d, &err) == 0);
-	n = ptrec_fp_backtrace(&d, 0x400100, 0x7010, 0x7000, pcs, 8);
-	CHECK_EQ_U64(n, 4);
-	CHECK_EQ_U64(pcs[0], 0x400100);
-	CHECK_EQ_U64(pcs[1], 0x401234);
-	CHECK_EQ_U64(pcs[2], 0x401300);
-	CHECK_EQ_U64(pcs[3], 0x401400);
-	/* rbp outside the dumped stack, misaligned, or below sp: only the pc. */
-	CHECK_EQ_U64(ptrec_fp_backtrace(&d, 0x400100, 0x9000, 0x7000, pcs, 8), 1);
-	CHECK_EQ_U64(ptrec_fp_backtrace(&d, 0x400100, 0x7011, 0x7000, pcs, 8), 1);
-	CHECK_EQ_U64(ptrec_fp_backtrace(&d, 0x400100, 0x7010, 0x7020, pcs, 8), 1);
-	/* The last 8 bytes of the range cannot hold a whole frame. */
-	CHECK_EQ_U64(ptrec_fp_backtrace(&d, 0x400100, 0x7078, 0x7000, pcs, 8), 1);
-	ptrec_dump_free(&d);
-	free(b.p);
-}
-
 int main(void)
 {
 	test_classify();
 	test_decode();
 	test_callstack();
-	test_fp_backtrace();
 	return check_done();
 }

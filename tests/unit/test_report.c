@@ -352,17 +352,17 @@ static void test_text(const struct fixture *fx, const char *dump)
 	snprintf(want, sizeof(want), "bytes:    %s", bytes);
 	CHECK(bytes[0] && strstr(fault, want) != NULL);
 	/* The call stack from the branch history: leaf <- middle <- main, with the lines of the
-	 * calls; then the frame-pointer backtrace agrees. */
+	 * calls; then the unwound stack agrees. */
 	{
 		const char *order[] = {"call stack from branch history", "leaf+", l_rip, "middle+",
 		                       l_middle, "calls leaf", "main+", l_main, "calls middle",
-		                       "frame-pointer backtrace", "leaf+", "middle+", l_middle,
+		                       "stack (unwound from the registers", "leaf+", "middle+", l_middle,
 		                       "main+", l_main, "last 6 of 6 branches", NULL};
 		CHECK(in_order(t1, order));
 	}
 	/* helper and lib_work returned before the crash: not on the rebuilt stack. */
 	{
-		char *stack = strndup(t1, (size_t)(strstr(t1, "frame-pointer") - t1));
+		char *stack = strndup(t1, (size_t)(strstr(t1, "stack (unwound") - t1));
 		CHECK(!strstr(stack, "helper"));
 		free(stack);
 	}

@@ -1,0 +1,84 @@
+/* unwind_crash.c — crashes for the unwinding oracle (test_unwind_gdb.sh): each scenario,
+ * named by argv[1], dies in a different kind of stack.  Built at -O0, -O2 and
+ * -O2 -fomit-frame-pointer, as C and as C++ (unwind_crash_cxx.cc includes this file). */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ptrec.h>
+
+#define NOINLINE __attribute__((noinline))
+
+int unwind_lib_walk(int depth, int (*cb)(int));   /* unwind_lib.c */
+int unwind_lib_crash(int depth);
+
+volatile int *volatile nowhere;
+volatile int sink;
+
+NOINLINE int crash_here(int x) { sink = *nowhere + x; return sink; }
+NOINLINE int middle(int x) { int r = crash_here(x + 1); sink = r; return r + 2; }
+NOINLINE int outer(int x) { int r = middle(x * 3); sink = r; return r - 1; }
+
+static int compare(const void *a, const void *b)
+{
+	if (*(const int *)a == 7)
+		crash_here(*(const int *)b);
+	return *(const int *)a - *(const int *)b;
+}
+NOINLINE int sort_some(int x)
+{
+	int v[6] = {5, 7, 1, 9, 3, x};
+	qsort(v, 6, sizeof(v[0]), compare);
+	return v[0];
+}
+
+NOINLINE int recurse(int n) { if (n == 0) return crash_here(n); int r = recurse(n - 1); sink = r; return r + 1; }
+
+static void on_usr1(int sig) { sink = middle(sig); }
+NOINLINE int in_handler(int x)
+{
+	signal(SIGUSR1, on_usr1);
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGUSR1);
+	return x;
+}
+
+/* Tail calls: at -O2 tail_a jumps to tail_b, which jumps to crash_here. */
+NOINLINE int tail_b(int x) { return crash_here(x ^ 5); }
+NOINLINE int tail_a(int x) { return tail_b(x + 1); }
+
+typedef int (*fnp)(int);
+NOINLINE int wild_call(int x) { fnp f = (fnp)(unsigned long)(0x1230 + (x & 1)); int r = f(x); sink = r; return r; }
+
+static int cb(int x) { return crash_here(x); }
+static void *thread_main(void *arg) { sink = outer((int)(long)arg); return NULL; }
+
+NOINLINE int run(const char *what)
+{
+	if (!strcmp(what, "chain")) return outer(1);
+	if (!strcmp(what, "libc")) return sort_some(2);
+	if (!strcmp(what, "deep")) return recurse(200);
+	if (!strcmp(what, "handler")) return in_handler(3);
+	if (!strcmp(what, "tail")) return tail_a(4);
+	if (!strcmp(what, "wild")) return wild_call(0);
+	if (!strcmp(what, "shlib")) return unwind_lib_walk(3, cb);
+	if (!strcmp(what, "inlib")) return unwind_lib_crash(4);
+	if (!strcmp(what, "abort")) { abort(); }
+	if (!strcmp(what, "thread")) {
+		pthread_t t;
+		pthread_create(&t, NULL, thread_main, (void *)5L);
+		pthread_join(t, NULL);
+		return 0;
+	}
+	fprintf(stderr, "unknown scenario %s\n", what);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	ptrec_init(NULL);
+	return argc > 1 ? run(argv[1]) : 2;
+}
