@@ -15,8 +15,10 @@ static void jstr(FILE *out, const char *s)
 	ptrec_json_str(out, s);
 }
 
-/* Writes the members of a LOC object (without its braces). */
-static void jloc_members(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)
+/* Writes the members of a LOC object (without its braces); at (may be NULL) overrides the
+ * file:line (a frame that called an inlined function is at the call site). */
+static void jloc_members(struct ptrec_report *r, FILE *out, uint64_t addr, int ret,
+                         const struct ptrec_inline_frame *at)
 {
 	struct ptrec_symbol s;
 
@@ -24,6 +26,10 @@ static void jloc_members(struct ptrec_report *r, FILE *out, uint64_t addr, int r
 	if (!addr)
 		return;
 	ptrec_symbolize(&r->sym, addr, ret, &s);
+	if (at) {
+		s.file = at->file;
+		s.line = at->line;
+	}
 	if (s.module) {
 		fputs(",\"module\":", out);
 		jstr(out, s.module->path);
@@ -44,7 +50,7 @@ static void jloc_members(struct ptrec_report *r, FILE *out, uint64_t addr, int r
 static void jloc(struct ptrec_report *r, FILE *out, uint64_t addr, int ret)
 {
 	fputc('{', out);
-	jloc_members(r, out, addr, ret);
+	jloc_members(r, out, addr, ret, NULL);
 	fputc('}', out);
 }
 
@@ -115,8 +121,28 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 		fputs(",\"backtrace\":[", out);
 		for (size_t k = 0; k < t->nunwound; k++) {
 			const struct ptrec_unwind_frame *f = &t->unwound[k];
-			fputs(k ? ",{" : "{", out);
-			jloc_members(r, out, f->pc, f->return_address);
+			struct ptrec_inline_frame in[16];
+			size_t ni = f->signal_frame ? 0 : ptrec_symbolize_inline(&r->sym, f->pc,
+			                                                          f->return_address, in, 16);
+			/* Inlined calls first, innermost first: {"addr", "function", "file", "line",
+			 * "inlined": true, "inlined_into"}. */
+			for (size_t i = 0; i + 1 < ni; i++) {
+				fprintf(out, "%s{\"addr\":\"0x%" PRIx64 "\",\"function\":", k || i ? "," : "",
+				        f->pc);
+				jstr(out, in[i].name ? in[i].name : "?");
+				if (in[i].file) {
+					fputs(",\"file\":", out);
+					jstr(out, in[i].file);
+					fprintf(out, ",\"line\":%u", in[i].line);
+				}
+				fputs(",\"inlined\":true,\"inlined_into\":", out);
+				jstr(out, in[i + 1].name ? in[i + 1].name : "?");
+				fputs(",\"found_by\":", out);
+				jstr(out, ptrec_unwind_how_name(f->how));
+				fputc('}', out);
+			}
+			fputs(k || ni > 1 ? ",{" : "{", out);
+			jloc_members(r, out, f->pc, f->return_address, ni ? &in[ni - 1] : NULL);
 			fputs(",\"found_by\":", out);
 			jstr(out, ptrec_unwind_how_name(f->how));
 			if (f->signal_frame)

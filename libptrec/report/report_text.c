@@ -8,8 +8,10 @@
 #include "ptrec.h"
 #include "report/report.h"
 
-/* Formats one address as "0xADDR symbol+0xoff (file:line)". */
-static const char *loc(struct ptrec_report *r, uint64_t addr, int ret, char *buf, size_t len)
+/* Formats one address as "0xADDR symbol+0xoff (file:line)"; at (may be NULL) overrides the
+ * file:line (a frame that called an inlined function is at the call site). */
+static const char *loc_at(struct ptrec_report *r, uint64_t addr, int ret,
+                          const struct ptrec_inline_frame *at, char *buf, size_t len)
 {
 	struct ptrec_symbol s;
 	char tmp[1024];
@@ -18,12 +20,21 @@ static const char *loc(struct ptrec_report *r, uint64_t addr, int ret, char *buf
 		return buf;
 	}
 	ptrec_symbolize(&r->sym, addr, ret, &s);
+	if (at) {
+		s.file = at->file;
+		s.line = at->line;
+	}
 	ptrec_symbol_format(&s, tmp, sizeof(tmp));
 	if (s.name || s.module)
 		snprintf(buf, len, "0x%" PRIx64 " %s", addr, tmp);
 	else
 		snprintf(buf, len, "0x%" PRIx64, addr);
 	return buf;
+}
+
+static const char *loc(struct ptrec_report *r, uint64_t addr, int ret, char *buf, size_t len)
+{
+	return loc_at(r, addr, ret, NULL, buf, len);
 }
 
 static void print_branch(struct ptrec_report *r, const struct ptrec_report_thread *t,
@@ -126,27 +137,43 @@ static void print_stack(struct ptrec_report *r, const struct ptrec_report_thread
 static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
 {
 	char buf[1400];
+	size_t num = 0;
 
 	fprintf(out, "stack (unwound from the registers and the dumped stack, innermost first):\n");
 	for (size_t k = 0; k < t->nunwound; k++) {
 		const struct ptrec_unwind_frame *f = &t->unwound[k];
-		size_t same = 1;
+		const char *how = ptrec_unwind_how_name(f->how);
+		struct ptrec_inline_frame in[16];
+		size_t same = 1, n;
 		while (k + same < t->nunwound && t->unwound[k + same].pc == f->pc)
 			same++;
 		if (k > 0 && same > 2) {
-			fprintf(out, "  #%zu-#%zu %s  [%s]  (%zu identical frames: recursion)\n", k,
-			        k + same - 1, loc(r, f->pc, f->return_address, buf, sizeof(buf)),
-			        ptrec_unwind_how_name(f->how), same);
+			fprintf(out, "  #%zu-#%zu %s  [%s]  (%zu identical frames: recursion)\n", num,
+			        num + same - 1, loc(r, f->pc, f->return_address, buf, sizeof(buf)), how,
+			        same);
 			k += same - 1;
+			num += same;
 			continue;
 		}
-		if (f->signal_frame)
-			fprintf(out, "  #%-3zu 0x%" PRIx64 " <signal handler called>  [%s]\n", k, f->pc,
-			        ptrec_unwind_how_name(f->how));
-		else
-			fprintf(out, "  #%-3zu %s  [%s]\n", k,
-			        loc(r, f->pc, f->return_address, buf, sizeof(buf)),
-			        ptrec_unwind_how_name(f->how));
+		if (f->signal_frame) {
+			fprintf(out, "  #%-3zu 0x%" PRIx64 " <signal handler called>  [%s]\n", num++,
+			        f->pc, how);
+			continue;
+		}
+		/* Inlined calls at this pc: one line each, innermost first, like addr2line -i. */
+		n = ptrec_symbolize_inline(&r->sym, f->pc, f->return_address, in, 16);
+		for (size_t i = 0; i + 1 < n; i++) {
+			fprintf(out, "  #%-3zu 0x%" PRIx64 " %s", num++, f->pc, in[i].name ? in[i].name : "?");
+			if (in[i].file)
+				fprintf(out, " (%s:%u)", in[i].file, in[i].line);
+			fprintf(out, "  (inlined into %s", in[i + 1].name ? in[i + 1].name : "?");
+			if (in[i + 1].file)
+				fprintf(out, " at %s:%u", in[i + 1].file, in[i + 1].line);
+			fprintf(out, ")  [%s]\n", how);
+		}
+		fprintf(out, "  #%-3zu %s  [%s]\n", num++,
+		        loc_at(r, f->pc, f->return_address, n ? &in[n - 1] : NULL, buf, sizeof(buf)),
+		        how);
 	}
 	fprintf(out, "  (stops: %s)\n", t->unwind_stop ? t->unwind_stop : "?");
 }

@@ -12,7 +12,9 @@
 
 enum {
 	DW_TAG_compile_unit = 0x11, DW_TAG_subprogram = 0x2e, DW_TAG_partial_unit = 0x3c,
-	DW_TAG_skeleton_unit = 0x4a,
+	DW_TAG_skeleton_unit = 0x4a, DW_TAG_inlined_subroutine = 0x1d,
+	DW_AT_ranges = 0x55, DW_AT_call_file = 0x58, DW_AT_call_line = 0x59,
+	DW_AT_rnglists_base = 0x74,
 	DW_AT_name = 0x03, DW_AT_stmt_list = 0x10, DW_AT_low_pc = 0x11, DW_AT_high_pc = 0x12,
 	DW_AT_comp_dir = 0x1b, DW_AT_abstract_origin = 0x31, DW_AT_specification = 0x47,
 	DW_AT_linkage_name = 0x6e, DW_AT_str_offsets_base = 0x72, DW_AT_addr_base = 0x73,
@@ -35,16 +37,19 @@ struct abbrev {
 	size_t nattrs;
 };
 
-/* A named DIE, for resolving specification / abstract_origin references. */
+/* A named DIE, or one that refers to another for its name (specification /
+ * abstract_origin), for resolving references. */
 struct named_die {
 	uint64_t off;       /* .debug_info offset of the DIE */
-	const char *name;
+	const char *name;   /* its name, or NULL */
+	uint64_t ref;       /* where its name is (when name is NULL), or 0 */
 };
 
-/* A subprogram waiting for its name through a reference. */
+/* A subprogram or inlined call waiting for its name through a reference. */
 struct pending {
-	size_t func;        /* index in funcs */
+	size_t index;       /* index in funcs or inlines */
 	uint64_t ref;       /* .debug_info offset referenced */
+	int is_inline;      /* 1: index is in inlines */
 };
 
 struct info_ctx {
@@ -58,6 +63,9 @@ struct info_ctx {
 	size_t nnamed, namedcap;
 	struct pending *pend;
 	size_t npend, pendcap;
+	size_t inlinecap;
+	const uint8_t *ranges, *rnglists;   /* .debug_ranges (DWARF 2-4), .debug_rnglists (5) */
+	size_t ranges_len, rnglists_len;
 };
 
 static void free_abbrevs(struct abbrev *a, size_t n)
@@ -144,6 +152,9 @@ struct unit {
 	uint64_t str_offsets_base; /* DW_AT_str_offsets_base (default: first table's header) */
 	uint64_t addr_base;        /* DW_AT_addr_base */
 	uint64_t start;            /* .debug_info offset of the unit header */
+	uint64_t low_pc;           /* the unit's DW_AT_low_pc: base of its range lists */
+	uint64_t rnglists_base;    /* DW_AT_rnglists_base */
+	uint64_t stmt_list;        /* its line table */
 };
 
 static int is_strx(unsigned f)
@@ -228,6 +239,134 @@ static void *grow(void *arrp, size_t *cap, size_t n, size_t esz)
 	return *arr;
 }
 
+/* Where an inlined call came from, for its ranges. */
+struct inline_site {
+	uint32_t depth;
+	uint64_t call_file, call_line;
+	uint64_t origin;    /* DW_AT_abstract_origin (.debug_info offset), 0 if none */
+};
+
+static int add_inline(struct info_ctx *x, const struct unit *u, uint64_t lo, uint64_t hi,
+                      const struct inline_site *site)
+{
+	struct ptrec_dwarf *d = x->d;
+	if (hi <= lo || !lo || !site->origin)
+		return 0;
+	if (!grow(&d->inlines, &x->inlinecap, d->ninlines, sizeof(*d->inlines)) ||
+	    !grow(&x->pend, &x->pendcap, x->npend, sizeof(*x->pend)))
+		return -PTREC_ENOMEM;
+	d->inlines[d->ninlines] = (struct ptrec_dwarf_inline){
+		lo, hi, NULL, u->stmt_list, (uint32_t)site->call_file, (uint32_t)site->call_line,
+		site->depth, 0};
+	x->pend[x->npend++] = (struct pending){d->ninlines, site->origin, 1};
+	d->ninlines++;
+	return 0;
+}
+
+static int add_inline_lohi(struct info_ctx *x, const struct unit *u, const struct dw_value *lo,
+                           const struct dw_value *hi, const struct inline_site *site)
+{
+	uint64_t l, h;
+	if (form_addr(x, u, lo, &l))
+		return 0;
+	if (is_constant(hi->form))
+		h = l + hi->val;
+	else if (form_addr(x, u, hi, &h))
+		return 0;
+	return add_inline(x, u, l, h, site);
+}
+
+/* The ranges of DW_AT_ranges: .debug_ranges pairs (DWARF 2-4) or .debug_rnglists entries
+ * (DWARF 5; DW_FORM_rnglistx through DW_AT_rnglists_base). */
+static int add_inline_ranges(struct info_ctx *x, const struct unit *u, const struct dw_value *v,
+                             const struct inline_site *site)
+{
+	uint64_t base = u->low_pc, off = v->val;
+	struct dw_cur c;
+	unsigned osz = u->is64 ? 8 : 4;
+	int rc = 0;
+
+	if (u->version < 5) {
+		if (!x->ranges || off >= x->ranges_len)
+			return 0;
+		c = (struct dw_cur){x->ranges + off, x->ranges + x->ranges_len, 0};
+		for (unsigned k = 0; k < 4096 && !c.err && !rc; k++) {
+			uint64_t a = dw_fixed(&c, u->asz), b = dw_fixed(&c, u->asz);
+			uint64_t all = u->asz == 8 ? UINT64_MAX : 0xffffffffu;
+			if (c.err || (!a && !b))
+				break;
+			if (a == all)
+				base = b;
+			else
+				rc = add_inline(x, u, base + a, base + b, site);
+		}
+		return rc;
+	}
+	if (!x->rnglists)
+		return 0;
+	if (v->form == DW_FORM_rnglistx) {
+		uint64_t at = u->rnglists_base + off * osz;
+		if (at < u->rnglists_base || at > x->rnglists_len)
+			return 0;
+		c = (struct dw_cur){x->rnglists + at, x->rnglists + x->rnglists_len, 0};
+		off = u->rnglists_base + dw_fixed(&c, osz);
+		if (c.err)
+			return 0;
+	}
+	if (off >= x->rnglists_len)
+		return 0;
+	c = (struct dw_cur){x->rnglists + off, x->rnglists + x->rnglists_len, 0};
+	for (unsigned k = 0; k < 4096 && !c.err && !rc; k++) {
+		unsigned kind = dw_u8(&c);
+		uint64_t a, b;
+		struct dw_value ax = {0, NULL, DW_FORM_addrx}, bx = {0, NULL, DW_FORM_addrx};
+		switch (kind) {
+		case 0: /* DW_RLE_end_of_list */
+			return 0;
+		case 1: /* base_addressx */
+			ax.val = dw_uleb(&c);
+			if (form_addr(x, u, &ax, &base))
+				return 0;
+			break;
+		case 2: /* startx_endx */
+			ax.val = dw_uleb(&c);
+			bx.val = dw_uleb(&c);
+			if (form_addr(x, u, &ax, &a) || form_addr(x, u, &bx, &b))
+				return 0;
+			rc = add_inline(x, u, a, b, site);
+			break;
+		case 3: /* startx_length */
+			ax.val = dw_uleb(&c);
+			b = dw_uleb(&c);
+			if (form_addr(x, u, &ax, &a))
+				return 0;
+			rc = add_inline(x, u, a, a + b, site);
+			break;
+		case 4: /* offset_pair */
+			a = dw_uleb(&c);
+			b = dw_uleb(&c);
+			rc = add_inline(x, u, base + a, base + b, site);
+			break;
+		case 5: /* base_address */
+			base = dw_fixed(&c, u->asz);
+			break;
+		case 6: /* start_end */
+			a = dw_fixed(&c, u->asz);
+			b = dw_fixed(&c, u->asz);
+			rc = add_inline(x, u, a, b, site);
+			break;
+		case 7: /* start_length */
+			a = dw_fixed(&c, u->asz);
+			b = dw_uleb(&c);
+			rc = add_inline(x, u, a, a + b, site);
+			break;
+		default:
+			return 0;
+		}
+	}
+	return rc;
+}
+
 /* Walks the DIEs of one unit.  Returns 0, -1 (malformed; the rest of the unit is skipped) or
  * -PTREC_ENOMEM. */
 static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
@@ -235,24 +374,32 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
                      struct dwarf_cu_dir **dirs, size_t *ndirs, size_t *dircap)
 {
 	int first = 1;
+	uint32_t depth = 0;
 
 	while (c->p < c->end) {
 		uint64_t die_off = (uint64_t)(c->p - info);
 		uint64_t code = dw_uleb(c);
 		const struct abbrev *a;
 		struct dw_value name = {0, NULL, 0}, link = {0, NULL, 0}, lo = {0, NULL, 0},
-		                hi = {0, NULL, 0}, ref = {0, NULL, 0}, dir = {0, NULL, 0};
+		                hi = {0, NULL, 0}, ref = {0, NULL, 0}, dir = {0, NULL, 0},
+		                ranges = {0, NULL, 0};
 		int has_name = 0, has_link = 0, has_lo = 0, has_hi = 0, has_ref = 0, has_dir = 0;
-		int has_stmt = 0;
-		uint64_t stmt = 0;
+		int has_stmt = 0, has_ranges = 0;
+		uint64_t stmt = 0, call_file = 0, call_line = 0;
+		uint32_t die_depth = depth;
 
 		if (c->err)
 			return -1;
-		if (!code)
-			continue; /* end of a sibling list */
+		if (!code) {
+			if (depth)
+				depth--; /* end of a sibling list */
+			continue;
+		}
 		a = find_abbrev(ab, nab, code);
 		if (!a)
 			return -1;
+		if (a->children)
+			depth++;
 		for (size_t i = 0; i < a->nattrs; i++) {
 			struct dw_value v;
 			if (dw_read_form(c, a->attrs[i].form, u->version, u->asz, u->is64,
@@ -278,11 +425,18 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 			case DW_AT_stmt_list: stmt = v.val; has_stmt = 1; break;
 			case DW_AT_str_offsets_base: if (first) u->str_offsets_base = v.val; break;
 			case DW_AT_addr_base: if (first) u->addr_base = v.val; break;
+			case DW_AT_rnglists_base: if (first) u->rnglists_base = v.val; break;
+			case DW_AT_ranges: ranges = v; has_ranges = 1; break;
+			case DW_AT_call_file: call_file = v.val; break;
+			case DW_AT_call_line: call_line = v.val; break;
 			default: break;
 			}
 		}
 		if (first) {
 			first = 0;
+			if (has_lo)
+				(void)form_addr(x, u, &lo, &u->low_pc);
+			u->stmt_list = has_stmt ? stmt : UINT64_MAX;
 			if (has_stmt && (a->tag == DW_TAG_compile_unit || a->tag == DW_TAG_partial_unit ||
 			                 a->tag == DW_TAG_skeleton_unit)) {
 				if (!grow(dirs, dircap, *ndirs, sizeof(**dirs)))
@@ -292,16 +446,29 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 			}
 			continue;
 		}
+		if (a->tag == DW_TAG_inlined_subroutine) {
+			struct inline_site site = {die_depth, call_file, call_line, has_ref ? ref.val : 0};
+			int rc;
+			if (has_lo && has_hi)
+				rc = add_inline_lohi(x, u, &lo, &hi, &site);
+			else if (has_ranges)
+				rc = add_inline_ranges(x, u, &ranges, &site);
+			else
+				rc = 0;
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (a->tag != DW_TAG_subprogram && !has_name && !has_link)
 			continue;
 		{
 			const char *n = has_link ? form_string(x, u, &link) : NULL;
 			if (!n && has_name)
 				n = form_string(x, u, &name);
-			if (n) {
+			if (n || (has_ref && a->tag == DW_TAG_subprogram)) {
 				if (!grow(&x->named, &x->namedcap, x->nnamed, sizeof(*x->named)))
 					return -PTREC_ENOMEM;
-				x->named[x->nnamed++] = (struct named_die){die_off, n};
+				x->named[x->nnamed++] = (struct named_die){die_off, n, n ? 0 : ref.val};
 			}
 			if (a->tag == DW_TAG_subprogram && has_lo && has_hi) {
 				uint64_t l, h;
@@ -320,7 +487,7 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 				if (!n && has_ref) {
 					if (!grow(&x->pend, &x->pendcap, x->npend, sizeof(*x->pend)))
 						return -PTREC_ENOMEM;
-					x->pend[x->npend++] = (struct pending){d->nfuncs, ref.val};
+					x->pend[x->npend++] = (struct pending){d->nfuncs, ref.val, 0};
 				}
 				d->nfuncs++;
 			}
@@ -335,12 +502,18 @@ static int named_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int inline_cmp(const void *a, const void *b)
+{
+	const struct ptrec_dwarf_inline *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
 static const char *section(const struct ptrec_elf *elf, const char *name, size_t *len)
 {
-	const struct ptrec_elf_section *s = ptrec_elf_find_section(elf, name);
 	const uint8_t *p;
-	*len = 0;
-	if (!s || ptrec_elf_section_bytes(elf, s, &p, len))
+	if (ptrec_elf_debug_section(elf, name, &p, len, NULL))
 		return NULL;
 	return (const char *)p;
 }
@@ -366,6 +539,8 @@ int ptrec_dwarf_info_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, st
 	x.line_str = (const uint8_t *)section(elf, ".debug_line_str", &x.line_str_len);
 	x.str_off = (const uint8_t *)section(elf, ".debug_str_offsets", &x.str_off_len);
 	x.addr = (const uint8_t *)section(elf, ".debug_addr", &x.addr_len);
+	x.ranges = (const uint8_t *)section(elf, ".debug_ranges", &x.ranges_len);
+	x.rnglists = (const uint8_t *)section(elf, ".debug_rnglists", &x.rnglists_len);
 
 	for (uint64_t off = 0; off < info_len;) {
 		struct dw_cur c = {info + off, info + info_len, 0};
@@ -440,11 +615,32 @@ next:
 		if (x.nnamed)
 			qsort(x.named, x.nnamed, sizeof(*x.named), named_cmp);
 		for (size_t i = 0; i < x.npend; i++) {
-			struct named_die key = {x.pend[i].ref, NULL}, *hit;
-			hit = x.nnamed ? bsearch(&key, x.named, x.nnamed, sizeof(key), named_cmp) : NULL;
-			if (hit)
-				d->funcs[x.pend[i].func].name = hit->name;
+			struct named_die key = {x.pend[i].ref, NULL, 0}, *hit = NULL;
+			/* Follow abstract_origin -> specification chains a few steps. */
+			for (int hop = 0; hop < 4 && x.nnamed; hop++) {
+				hit = bsearch(&key, x.named, x.nnamed, sizeof(key), named_cmp);
+				if (!hit || hit->name || !hit->ref)
+					break;
+				key.off = hit->ref;
+			}
+			if (hit && hit->name) {
+				if (x.pend[i].is_inline)
+					d->inlines[x.pend[i].index].name = hit->name;
+				else
+					d->funcs[x.pend[i].index].name = hit->name;
+			}
 		}
+	}
+	if (d->ninlines) {
+		qsort(d->inlines, d->ninlines, sizeof(*d->inlines), inline_cmp);
+		d->inline_maxhi = malloc(d->ninlines * sizeof(*d->inline_maxhi));
+		if (!d->inline_maxhi) {
+			rc = -PTREC_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < d->ninlines; i++)
+			d->inline_maxhi[i] = i && d->inline_maxhi[i - 1] > d->inlines[i].hi
+			                         ? d->inline_maxhi[i - 1] : d->inlines[i].hi;
 	}
 	for (size_t i = 0; i < d->nfuncs; i++)
 		if (d->funcs[i].name)

@@ -429,6 +429,18 @@ bad:
 	ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: malformed header; skipped",
 	           x->elf->path, (unsigned long long)uoff);
 out:
+	if (!rc && file_ids) {
+		/* Keep the unit's file list: inlined calls name their call_file by its index. */
+		struct ptrec_dwarf *d = x->d;
+		struct ptrec_dwarf_unit_files *u = realloc(d->units, (d->nunits + 1) * sizeof(*u));
+		if (!u) {
+			rc = -PTREC_ENOMEM;
+		} else {
+			d->units = u;
+			u[d->nunits++] = (struct ptrec_dwarf_unit_files){uoff, file_ids, nfile_ids};
+			file_ids = NULL;
+		}
+	}
 	free(dnames);
 	free(ddirs);
 	free(fnames);
@@ -460,36 +472,29 @@ static int func_cmp(const void *a, const void *b)
 	return x->hi > y->hi ? -1 : x->hi < y->hi;
 }
 
-/* Points *p at a debug section's bytes; warns about compressed ones. */
+/* Points *p at a debug section's bytes (decompressed if need be); warns about those that
+ * cannot be read. */
 static int debug_section(const struct ptrec_elf *elf, const char *name, const uint8_t **p,
                          size_t *len, struct ptrec_warnings *w)
 {
-	const struct ptrec_elf_section *s = ptrec_elf_find_section(elf, name);
-	char zname[64];
-	int rc;
+	const struct ptrec_elf_section *s;
+	int rc = ptrec_elf_debug_section(elf, name, p, len, &s);
 
-	*p = NULL;
-	*len = 0;
-	if (!s && name[0] == '.' && snprintf(zname, sizeof(zname), ".z%s", name + 1) > 0 &&
-	    ptrec_elf_find_section(elf, zname)) {
-		ptrec_warn(w, "%s: %s is compressed (.zdebug); compressed debug sections are not "
-		           "supported, no file:line from it", elf->path, zname);
-		return -1;
-	}
+	if (!rc)
+		return 0;
 	if (!s)
 		return -1;
-	rc = ptrec_elf_section_bytes(elf, s, p, len);
-	if (rc == -PTREC_ENOSUPP) {
-		ptrec_warn(w, "%s: %s is compressed (SHF_COMPRESSED); compressed debug sections are "
-		           "not supported, no file:line from it", elf->path, name);
-		return -1;
-	}
-	if (rc) {
-		if (s->type != 8 /* SHT_NOBITS: stripped into a separate file */)
-			ptrec_warn(w, "%s: %s lies outside the file", elf->path, name);
-		return -1;
-	}
-	return 0;
+	if (rc == -PTREC_ENOSUPP)
+		ptrec_warn(w, "%s: %s uses an unknown compression; no file:line from it", elf->path,
+		           s->name);
+	else if (rc == -PTREC_ENOMEM)
+		ptrec_warn(w, "%s: %s: out of memory decompressing it", elf->path, s->name);
+	else if ((s->flags & 0x800 /* SHF_COMPRESSED */) || !strncmp(s->name, ".zdebug", 7))
+		ptrec_warn(w, "%s: %s (at file offset 0x%llx) does not decompress: corrupt; no "
+		           "file:line from it", elf->path, s->name, (unsigned long long)s->offset);
+	else if (s->type != 8 /* SHT_NOBITS: stripped into a separate file */)
+		ptrec_warn(w, "%s: %s lies outside the file", elf->path, name);
+	return -1;
 }
 
 int ptrec_dwarf_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct ptrec_warnings *w)
@@ -525,6 +530,7 @@ int ptrec_dwarf_load(struct ptrec_dwarf *d, const struct ptrec_elf *elf, struct 
 			break;
 		off = next;
 	}
+	/* Units are read in .debug_line order, so their file lists are sorted by offset. */
 	/* Order the sequences by address and lay their rows out in that order. */
 	if (x.nseqs)
 		qsort(x.seqs, x.nseqs, sizeof(*x.seqs), seq_cmp);
@@ -556,6 +562,11 @@ void ptrec_dwarf_free(struct ptrec_dwarf *d)
 	free(d->files);
 	free(d->rows);
 	free(d->funcs);
+	free(d->inlines);
+	free(d->inline_maxhi);
+	for (size_t i = 0; i < d->nunits; i++)
+		free(d->units[i].ids);
+	free(d->units);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -601,4 +612,87 @@ const struct ptrec_dwarf_func *ptrec_dwarf_lookup_func(const struct ptrec_dwarf 
 			return f;
 	}
 	return NULL;
+}
+
+size_t ptrec_dwarf_lookup_inlines(const struct ptrec_dwarf *d, uint64_t addr,
+                                  const struct ptrec_dwarf_inline **out, size_t max)
+{
+	size_t lo = 0, hi = d->ninlines, n = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->inlines[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walk back while some earlier range may still reach addr. */
+	for (size_t k = lo; k > 0 && d->inline_maxhi[k - 1] > addr; k--) {
+		const struct ptrec_dwarf_inline *in = &d->inlines[k - 1];
+		size_t j;
+		if (addr >= in->hi || !in->name)
+			continue;
+		/* Insert by depth, outermost first; one range per depth. */
+		for (j = 0; j < n && out[j]->depth < in->depth; j++)
+			;
+		if (j < n && out[j]->depth == in->depth)
+			continue;
+		if (n == max) {
+			if (j == n)
+				continue;
+			n--;
+		}
+		memmove(out + j + 1, out + j, (n - j) * sizeof(*out));
+		out[j] = in;
+		n++;
+	}
+	return n;
+}
+
+const char *ptrec_dwarf_call_file(const struct ptrec_dwarf *d, const struct ptrec_dwarf_inline *in)
+{
+	size_t lo = 0, hi = d->nunits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->units[mid].stmt_list < in->stmt_list)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == d->nunits || d->units[lo].stmt_list != in->stmt_list ||
+	    in->call_file >= d->units[lo].n || d->units[lo].ids[in->call_file] < 0 ||
+	    (size_t)d->units[lo].ids[in->call_file] >= d->nfiles)
+		return NULL;
+	return d->files[d->units[lo].ids[in->call_file]];
+}
+
+size_t ptrec_dwarf_inline_chain(const struct ptrec_dwarf *d, uint64_t addr,
+                                struct ptrec_inline_frame *out, size_t max)
+{
+	const struct ptrec_dwarf_inline *in[32];
+	size_t n, w = 0;
+	const char *file = NULL;
+	unsigned line = 0;
+
+	if (max < 2)
+		return 0;
+	n = ptrec_dwarf_lookup_inlines(d, addr, in, max - 1 < 32 ? max - 1 : 32);
+	if (!n)
+		return 0;
+	if (ptrec_dwarf_lookup_line(d, addr, &file, &line) || !line)
+		file = NULL;
+	/* Innermost first: each frame is at the call site of the one inside it. */
+	for (size_t k = n; k > 0; k--) {
+		out[w].name = in[k - 1]->name;
+		out[w].file = file;
+		out[w].line = file ? line : 0;
+		w++;
+		file = ptrec_dwarf_call_file(d, in[k - 1]);
+		line = in[k - 1]->call_line;
+	}
+	out[w].name = NULL;
+	out[w].file = file;
+	out[w].line = file ? line : 0;
+	return w + 1;
 }

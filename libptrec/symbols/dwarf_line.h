@@ -28,6 +28,26 @@ struct ptrec_dwarf_func {
 	const char *name;   /* linkage name if present, else DW_AT_name (points into the ELF) */
 };
 
+/* One address range of an inlined call (DW_TAG_inlined_subroutine). */
+struct ptrec_dwarf_inline {
+	uint64_t lo;        /* first address of the range */
+	uint64_t hi;        /* one past the last */
+	const char *name;   /* the inlined function: linkage name if present, else DW_AT_name
+	                       (through DW_AT_abstract_origin / DW_AT_specification) */
+	uint64_t stmt_list; /* .debug_line offset of its unit's line table (for call_file) */
+	uint32_t call_file; /* DW_AT_call_file: index in that line table's file list */
+	uint32_t call_line; /* DW_AT_call_line */
+	uint32_t depth;     /* DIE nesting depth: an inlined call inside another one is deeper */
+	uint32_t reserved;
+};
+
+/* The file list of one line table: its DWARF file indexes mapped to ptrec_dwarf.files. */
+struct ptrec_dwarf_unit_files {
+	uint64_t stmt_list; /* .debug_line offset of the unit */
+	long *ids;          /* ids[DWARF index] = index in files, -1 if none (owned) */
+	size_t n;
+};
+
 /* Debug information of one ELF file. */
 struct ptrec_dwarf {
 	struct ptrec_line_row *rows;   /* all sequences, sorted by address */
@@ -36,6 +56,11 @@ struct ptrec_dwarf {
 	size_t nfiles;
 	struct ptrec_dwarf_func *funcs; /* sorted by lo */
 	size_t nfuncs;
+	struct ptrec_dwarf_inline *inlines; /* inlined calls, sorted by lo */
+	size_t ninlines;
+	uint64_t *inline_maxhi;        /* inline_maxhi[i] = max hi of inlines[0..i] (owned) */
+	struct ptrec_dwarf_unit_files *units; /* line tables' file lists, sorted by stmt_list */
+	size_t nunits;
 	int has_lines;                 /* 1 if a .debug_line section was read */
 	int has_info;                  /* 1 if a .debug_info section was read */
 };
@@ -56,6 +81,30 @@ int ptrec_dwarf_lookup_line(const struct ptrec_dwarf *d, uint64_t addr, const ch
 /* Returns the innermost function whose [lo, hi) contains addr, or NULL.  O(log n). */
 const struct ptrec_dwarf_func *ptrec_dwarf_lookup_func(const struct ptrec_dwarf *d,
                                                        uint64_t addr);
+
+/* Writes to out (at most max) the inlined calls whose range holds addr, outermost first
+ * (innermost last).  Returns the number written.  O(log n + ranges starting below addr that
+ * reach past it). */
+size_t ptrec_dwarf_lookup_inlines(const struct ptrec_dwarf *d, uint64_t addr,
+                                  const struct ptrec_dwarf_inline **out, size_t max);
+
+/* One frame of the inlined calls at an address, as `addr2line -i` prints them. */
+struct ptrec_inline_frame {
+	const char *name;   /* the function (raw: linkage name if any), NULL for the last entry */
+	const char *file;   /* where this frame is: the address's own line for the innermost, the
+	                       call site of the frame inside it for the others; NULL if unknown */
+	unsigned line;
+};
+
+/* Fills out (at most max) with the inlined calls at link-time address addr, innermost first,
+ * then one entry for the function that contains them (name NULL: the caller names it; its
+ * file:line is the call site of the outermost inlined call).  Returns the number written, 0 if
+ * no inlined call covers addr. */
+size_t ptrec_dwarf_inline_chain(const struct ptrec_dwarf *d, uint64_t addr,
+                                struct ptrec_inline_frame *out, size_t max);
+
+/* Returns the path of an inlined call's DW_AT_call_file, or NULL. */
+const char *ptrec_dwarf_call_file(const struct ptrec_dwarf *d, const struct ptrec_dwarf_inline *in);
 
 /* Internal, shared by dwarf_line.c and dwarf_info.c: compilation directory of the unit whose
  * DW_AT_stmt_list is off, or NULL. */

@@ -151,10 +151,10 @@ const struct ptrec_elf_section *ptrec_elf_find_section(const struct ptrec_elf *e
 int ptrec_elf_section_bytes(const struct ptrec_elf *elf, const struct ptrec_elf_section *s,
                             const uint8_t **p, size_t *len)
 {
-	if ((s->flags & SHF_COMPRESSED) || !strncmp(s->name, ".zdebug", 7))
-		return -PTREC_ENOSUPP;
 	if (!s->valid || s->type == SHT_NOBITS)
 		return -PTREC_EFORMAT;
+	if ((s->flags & SHF_COMPRESSED) || !strncmp(s->name, ".zdebug", 7))
+		return ptrec_elf_unpack(elf, s, p, len);
 	*p = elf->data + s->offset;
 	*len = (size_t)s->size;
 	return 0;
@@ -428,6 +428,8 @@ static int load(struct ptrec_elf *elf, struct ptrec_warnings *w)
 
 	if ((rc = read_headers(elf, w)))
 		return rc;
+	if (elf->nsections && !(elf->unpacked = calloc(elf->nsections, sizeof(*elf->unpacked))))
+		return -PTREC_ENOMEM;
 	for (size_t i = 0; i < elf->nsections; i++)
 		if (elf->sections[i].type == SHT_SYMTAB) {
 			if ((rc = read_symtab(elf, &elf->sections[i], &cap, w)))
@@ -530,6 +532,9 @@ void ptrec_elf_close(struct ptrec_elf *elf)
 	for (size_t i = 0; i < elf->nowned; i++)
 		free(elf->owned[i]);
 	free(elf->owned);
+	for (size_t i = 0; elf->unpacked && i < elf->nsections; i++)
+		free(elf->unpacked[i].data);
+	free(elf->unpacked);
 	free(elf->sections);
 	free(elf->loads);
 	free(elf->syms);

@@ -44,6 +44,13 @@ struct ptrec_elf_sym {
 	uint16_t shndx;     /* section index (0 if unknown) */
 };
 
+/* A compressed section, decompressed on first use. */
+struct ptrec_elf_unpacked {
+	uint8_t *data;      /* the section's bytes (owned), or NULL */
+	size_t size;
+	int failed;         /* the error of a failed attempt (not retried), or 0 */
+};
+
 /* An open ELF file.  Open with ptrec_elf_open_file/_mem, close with ptrec_elf_close. */
 struct ptrec_elf {
 	const char *path;                 /* name used in warnings (copy owned) */
@@ -66,6 +73,7 @@ struct ptrec_elf {
 	size_t build_id_len;              /* 0 if none */
 	const char *debuglink;            /* .gnu_debuglink file name, or NULL */
 	uint32_t debuglink_crc;           /* its CRC32 */
+	struct ptrec_elf_unpacked *unpacked; /* per section: decompressed bytes (elf_compressed.c) */
 };
 
 /* Maps path read-only and reads it.  Problems that leave the file usable (a bad symbol table,
@@ -91,10 +99,22 @@ const struct ptrec_elf_sym *ptrec_elf_lookup(const struct ptrec_elf *elf, uint64
 const struct ptrec_elf_section *ptrec_elf_find_section(const struct ptrec_elf *elf,
                                                        const char *name);
 
-/* Points *p and *len at a section's bytes.  Returns 0, -PTREC_ENOSUPP for a compressed section
- * (SHF_COMPRESSED or .zdebug*), -PTREC_EFORMAT if it has no bytes in the file. */
+/* Points *p and *len at a section's bytes; a compressed section (SHF_COMPRESSED with zlib or
+ * zstd, or .zdebug*) is decompressed (once, kept until ptrec_elf_close).  Returns 0,
+ * -PTREC_EFORMAT if it has no bytes in the file or does not decompress, -PTREC_ENOSUPP for an
+ * unknown compression, -PTREC_ENOMEM. */
 int ptrec_elf_section_bytes(const struct ptrec_elf *elf, const struct ptrec_elf_section *s,
                             const uint8_t **p, size_t *len);
+
+/* The decompressing part of ptrec_elf_section_bytes (elf_compressed.c), same contract. */
+int ptrec_elf_unpack(const struct ptrec_elf *elf, const struct ptrec_elf_section *s,
+                     const uint8_t **p, size_t *len);
+
+/* Finds debug section name (".debug_info"), else its legacy compressed form (".zdebug_info"),
+ * and returns its bytes like ptrec_elf_section_bytes; *found (may be NULL) gets the section.
+ * -PTREC_ENOMAP if neither exists. */
+int ptrec_elf_debug_section(const struct ptrec_elf *elf, const char *name, const uint8_t **p,
+                            size_t *len, const struct ptrec_elf_section **found);
 
 /* Converts a file offset inside a PT_LOAD segment to its link-time address.  Returns 0 or
  * -PTREC_ENOMAP. */

@@ -176,6 +176,9 @@ static void compute_bias(struct ptrec_module *m)
 static int has_debug_section(const struct ptrec_elf *e, const char *name)
 {
 	const struct ptrec_elf_section *sec = ptrec_elf_find_section(e, name);
+	char zname[64];
+	if (!sec && snprintf(zname, sizeof(zname), ".z%s", name + 1) > 0)
+		sec = ptrec_elf_find_section(e, zname);  /* legacy .zdebug_* */
 	return sec && sec->type != 8 /* SHT_NOBITS */;
 }
 
@@ -422,6 +425,26 @@ int ptrec_symbolizer_cfi(struct ptrec_symbolizer *s, uint64_t addr, struct ptrec
 	if (rc == -PTREC_ENOMAP)
 		rc = ptrec_cfi_find(&m->debug_frame, addr - m->bias, row);
 	return rc;
+}
+
+size_t ptrec_symbolize_inline(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
+                              struct ptrec_inline_frame *out, size_t max)
+{
+	uint64_t look = return_address && addr ? addr - 1 : addr;
+	struct ptrec_module *m = ptrec_symbolizer_module(s, look);
+	struct ptrec_symbol sym;
+	size_t n;
+
+	if (!m || m->state != 1)
+		return 0;
+	n = ptrec_dwarf_inline_chain(&m->dwarf, look - m->bias, out, max);
+	if (!n)
+		return 0;
+	for (size_t k = 0; k + 1 < n; k++)
+		out[k].name = demangled(s, out[k].name);
+	ptrec_symbolize(s, addr, return_address, &sym);
+	out[n - 1].name = sym.name;
+	return n;
 }
 
 size_t ptrec_symbolizer_read(struct ptrec_symbolizer *s, uint64_t addr, void *buf, size_t len)

@@ -84,6 +84,14 @@ void ptrec_symbolizer_free(struct ptrec_symbolizer *s);
 void ptrec_symbolize(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
                      struct ptrec_symbol *out);
 
+/* The inlined calls at addr (return_address: at addr - 1), like `addr2line -i`: out[0..n-2]
+ * the inlined functions, innermost first (names demangled), out[n-1] the function containing
+ * them (the symbol's name); each with its own file:line (the innermost at addr's line, the
+ * others at the call site of the frame inside them).  Returns n, 0 if no inlined call covers
+ * addr (then ptrec_symbolize says it all). */
+size_t ptrec_symbolize_inline(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
+                              struct ptrec_inline_frame *out, size_t max);
+
 /* Copies up to len code bytes at addr from the dump's MEMORY records, else from the module's
  * file.  Returns the bytes copied (0 if unknown). */
 size_t ptrec_symbolizer_read(struct ptrec_symbolizer *s, uint64_t addr, void *buf, size_t len);
