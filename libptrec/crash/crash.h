@@ -107,11 +107,12 @@ size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len);
 
 /* ---- dump_path.c ------------------------------------------------------------------------ */
 
-/* Prepares what the crash path needs to place its files, outside any signal handler (at
- * ptrec_init): the places' environment ($STATE_DIRECTORY, $LOGS_DIRECTORY, $XDG_STATE_HOME,
- * $HOME, read with secure_getenv), a descriptor kept in reserve for the dump, and the syslog
- * socket (ptrec_syslog_prepare).  Not async-signal-safe. */
-void ptrec_crash_prepare(void);
+/* Prepares what the crash path needs to place its files, at ptrec_init: the places'
+ * environment (the values of $STATE_DIRECTORY, $LOGS_DIRECTORY, $XDG_STATE_HOME and $HOME, each
+ * NULL when unset; the runtime reads them with secure_getenv) and a descriptor kept in reserve
+ * for the dump. */
+void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char *xdg_state_home,
+                         const char *home);
 
 /* In a fork child: takes the reserved descriptor again if it is gone. */
 void ptrec_crash_prepare_after_fork(void);
@@ -151,9 +152,9 @@ int ptrec_report_reserve(const char *dump);
 /* Closes and removes a DUMP.txt made by ptrec_report_reserve.  ASYNC-SIGNAL-SAFE. */
 void ptrec_report_unreserve(const char *dump);
 
-/* Opens the syslog datagram socket ($PTREC_SYSLOG, default /dev/log; "none" disables).
- * Not async-signal-safe; called by ptrec_crash_prepare. */
-void ptrec_syslog_prepare(void);
+/* Opens the syslog datagram socket for path ($PTREC_SYSLOG; NULL or "" means /dev/log, "none"
+ * disables).  Called at ptrec_init. */
+void ptrec_syslog_prepare(const char *path);
 
 /* Writes the one line of a crash or assertion to stderr and to the system log: the event,
  * pid, thread (name escaped), and where the dump and report went or why they did not (the

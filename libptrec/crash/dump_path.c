@@ -5,7 +5,7 @@
  * ASYNC-SIGNAL-SAFE ISLAND: ptrec_dump_save runs inside the crash handler.  It may not call
  * malloc/free, stdio, getenv, time/localtime, or take locks; only open/read/write/close/
  * unlink/mkdir/access/fstatat/prctl/uname/getrlimit/clock_gettime and raw syscalls, on static
- * buffers.  ptrec_crash_prepare (not signal-safe) prepares those buffers at ptrec_init.
+ * buffers.  ptrec_crash_prepare fills those buffers at ptrec_init.
  *
  * Rules (README "Where reports go", libptrec(3)):
  * - Dumpability, read with prctl(PR_GET_DUMPABLE) at the moment of the crash, as the kernel
@@ -38,7 +38,6 @@
 #include <unistd.h>
 
 #include "core/safe_str.h"
-#include "core/settings.h"
 #include "crash/crash.h"
 
 /* Prepared at init: the environment of the places, and the reserved descriptor. */
@@ -63,13 +62,11 @@ struct path_work {
 };
 static struct path_work work[2];
 
-static const char *env_copy(const char *name, char *buf, size_t cap)
+static void env_copy(const char *s, char *buf, size_t cap)
 {
-	const char *s = ptrec_env(name);
 	buf[0] = '\0';
 	if (s && strlen(s) < cap)
 		ptrec_strlcpy(buf, s, cap);
-	return buf;
 }
 
 /* 1 if fd is still our reserve: an O_PATH descriptor of the same /dev/null (the application
@@ -104,14 +101,14 @@ static int reserve_release(void)
 	return reserve_is_ours(fd) && close(fd) == 0;
 }
 
-void ptrec_crash_prepare(void)
+void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char *xdg_state_home,
+                         const char *home)
 {
-	env_copy("STATE_DIRECTORY", env_state, sizeof(env_state));
-	env_copy("LOGS_DIRECTORY", env_logs, sizeof(env_logs));
-	env_copy("XDG_STATE_HOME", env_xdg, sizeof(env_xdg));
-	env_copy("HOME", env_home, sizeof(env_home));
+	env_copy(state_dir, env_state, sizeof(env_state));
+	env_copy(logs_dir, env_logs, sizeof(env_logs));
+	env_copy(xdg_state_home, env_xdg, sizeof(env_xdg));
+	env_copy(home, env_home, sizeof(env_home));
 	reserve_take();
-	ptrec_syslog_prepare();
 }
 
 void ptrec_crash_prepare_after_fork(void)

@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "core/safe_str.h"
-#include "core/settings.h"
 #include "crash/crash.h"
 
 extern char **environ;
@@ -221,9 +220,8 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	return -PTREC_EIO;
 }
 
-void ptrec_syslog_prepare(void)
+void ptrec_syslog_prepare(const char *path)
 {
-	const char *path = ptrec_env("PTREC_SYSLOG");
 	if (!path || !*path)
 		path = "/dev/log";
 	if (syslog_fd >= 0)

@@ -153,7 +153,9 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 		return -PTREC_ENOMEM;
 	}
 	tool_path_init();
-	ptrec_crash_prepare();
+	ptrec_crash_prepare(ptrec_env("STATE_DIRECTORY"), ptrec_env("LOGS_DIRECTORY"),
+	                    ptrec_env("XDG_STATE_HOME"), ptrec_env("HOME"));
+	ptrec_syslog_prepare(ptrec_env("PTREC_SYSLOG"));
 	ptrec_cpu_fms(&ptrec_crash.cpu_family, &ptrec_crash.cpu_model, &ptrec_crash.cpu_stepping);
 	clock_params_init(ptrec_crash.backend);
 	atomic_store(&ptrec_rec.memory_used, 0);
