@@ -113,11 +113,16 @@ struct ptrec_config {
 	                                accepts K/M suffixes in the environment */
 	size_t memory_budget;        /* PTREC_MEMORY: total bytes for all rings (default 64 MiB);
 	                                threads beyond it get smaller rings, then run untraced */
-	const char *dump_dir;        /* PTREC_DIR: where files go when the core directory cannot
-	                                be used (default: the cwd, then /tmp) */
+	const char *dump_dir;        /* PTREC_DIR: the first place tried for crash files (then
+	                                next to the core file, $STATE_DIRECTORY,
+	                                $LOGS_DIRECTORY, the cwd, ~/.local/state/ptrec,
+	                                /var/tmp, /tmp: README "Where reports go") */
 	unsigned report_branches;    /* PTREC_BRANCHES: branches shown per thread (default 64) */
 	unsigned report_timeout_ms;  /* PTREC_REPORT_TIMEOUT_MS: bound on crash-time decoding
-	                                (default 10000); the raw dump is kept either way */
+	                                (default 10000, at least 100); 0 decodes nothing at
+	                                crash time.  The raw dump is kept either way; a report
+	                                cut short is removed when empty, else ends with a line
+	                                saying it is incomplete */
 	unsigned snapshot_interval_ms; /* PTREC_SNAPSHOT_INTERVAL_MS: minimum time between two
 	                                  snapshots (default 1000) */
 	unsigned snapshot_max_files; /* PTREC_SNAPSHOT_MAX: snapshots written per process
@@ -127,8 +132,10 @@ struct ptrec_config {
 	unsigned flags;              /* PTREC_FLAGS: PTREC_F_* bits */
 };
 
-/* Fills cfg with defaults overridden by the PTREC_* environment variables.  Invalid environment
- * values are ignored with the default kept.  Returns 0 or -PTREC_EINVAL if cfg is NULL. */
+/* Fills cfg with defaults overridden by the PTREC_* environment variables.  An invalid
+ * environment value keeps the default; it is said once per process on stderr ("ptrec: invalid
+ * settings ignored: ...") and in ptrec_status().settings_problems.  Returns 0 or -PTREC_EINVAL
+ * if cfg is NULL. */
 PTREC_API int ptrec_config_init(struct ptrec_config *cfg);
 
 /* ---- Lifecycle -------------------------------------------------------------------------- */
@@ -147,9 +154,10 @@ PTREC_API int ptrec_shutdown(void);
 
 /* ---- Threads ---------------------------------------------------------------------------- */
 
-/* Attaches the calling thread: opens its ring and installs its sigaltstack.  Threads created
- * with pthread_create after ptrec_init are attached automatically; threads that existed before
- * call this.  Returns 0 (also when already attached, or when the thread runs untraced because
+/* Attaches the calling thread: opens its ring and installs its sigaltstack (unless it has one),
+ * so a stack overflow in it is reported.  Threads created with pthread_create after ptrec_init
+ * are attached automatically; threads that existed before call this (ptrec_status lists the
+ * threads still without an alternate stack).  Returns 0 (also when already attached, or when the thread runs untraced because
  * the budget is exhausted), or -PTREC_ESTATE if the recorder is not initialized. */
 PTREC_API int ptrec_thread_attach(void);
 
@@ -164,7 +172,8 @@ PTREC_API int ptrec_thread_detach(void);
  * stalled only while their ring is copied.  If path is not NULL, the report's path is stored
  * there (NUL-terminated, truncated to pathlen).
  * Returns 0, -PTREC_ERATE when the rate limit or file cap refuses, -PTREC_ESTATE if not
- * initialized, -PTREC_EIO if no file could be written. */
+ * initialized, -PTREC_EPERM if the process is not dumpable (PR_GET_DUMPABLE, as for a crash),
+ * -PTREC_EIO if no file could be written. */
 PTREC_API int ptrec_snapshot_path(const char *reason, char *path, size_t pathlen);
 
 /* ptrec_snapshot_path(reason, NULL, 0). */
@@ -210,6 +219,12 @@ struct ptrec_status {
 	char reason[PTREC_BACKEND_COUNT_][PTREC_REASON_MAX];
 	/* per backend: why it was rejected or failed ("" if it was not tried or works) */
 	char last_report[4096];           /* path of the last report written, or "" */
+	char settings_problems[1024];     /* invalid PTREC_* values ignored (default kept), "" if
+	                                     none: "NAME=VALUE: why, default kept; ..." */
+	unsigned threads_no_altstack;     /* threads of the process without an alternate signal
+	                                     stack (never attached, or none could be made): a
+	                                     stack overflow there kills the process unreported */
+	char no_altstack_tids[256];       /* their thread ids, space-separated (may be cut) */
 	unsigned threads_via_helper;      /* threads whose perf ring ptrec-helper opened because the
 	                                     kernel refused this process (ptrec-helper(8)); the
 	                                     other threads_attached rings were opened directly */

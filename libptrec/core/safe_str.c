@@ -82,6 +82,21 @@ void ptrec_sbuf_hex(struct ptrec_sbuf *b, unsigned long long v)
 		ptrec_sbuf_char(b, tmp[--n]);
 }
 
+void ptrec_sbuf_escaped(struct ptrec_sbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			ptrec_sbuf_char(b, (char)c);
+			continue;
+		}
+		ptrec_sbuf_str(b, "\\x");
+		ptrec_sbuf_char(b, hex[c >> 4]);
+		ptrec_sbuf_char(b, hex[c & 15]);
+	}
+}
+
 size_t ptrec_strlcpy(char *dst, const char *src, size_t cap)
 {
 	size_t n = 0;
@@ -144,8 +159,11 @@ int ptrec_write_all(int fd, const void *buf, size_t len)
 		ssize_t n = write(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
 			return -1;
+		}
 		p += n;
 		len -= (size_t)n;
 	}

@@ -21,6 +21,9 @@ void ptrec_sbuf_char(struct ptrec_sbuf *b, char c);
 void ptrec_sbuf_dec(struct ptrec_sbuf *b, long long v);
 void ptrec_sbuf_udec(struct ptrec_sbuf *b, unsigned long long v);
 void ptrec_sbuf_hex(struct ptrec_sbuf *b, unsigned long long v);
+/* Appends s with every byte outside printable ASCII (0x20..0x7e) and the backslash written as
+ * \xHH, so attacker-influenced text (thread names) cannot split lines or inject escapes. */
+void ptrec_sbuf_escaped(struct ptrec_sbuf *b, const char *s);
 size_t ptrec_strlcpy(char *dst, const char *src, size_t cap);
 /* Returns the name of a crash signal ("SIGSEGV"), or "signal". */
 const char *ptrec_crash_signame(int signo);

@@ -17,6 +17,7 @@
 #include <ucontext.h>
 
 #include "capture/thread_slots.h"
+#include "core/report_dirs.h"
 #include "dump/dump_format.h"
 #include "ptrec.h"
 
@@ -158,7 +159,8 @@ struct ptrec_dump_request {
 
 /* Writes a whole dump (doc/dump-format.md) to req->fd with async-signal-safe calls only,
  * using the static buffers of `slot` (0 for crash/assert, 1 for snapshots).  Returns 0, or
- * -PTREC_EIO if a write failed (the file then holds what was written, without END). */
+ * -PTREC_EIO if a write failed (the file then holds what was written, without END; errno is
+ * the write's error). */
 int ptrec_dump_write(const struct ptrec_dump_request *req, int slot);
 
 /* Copies len bytes at addr into dst without faulting (process_vm_readv on the own process).
@@ -167,50 +169,59 @@ size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len);
 
 /* ---- dump_path.c ------------------------------------------------------------------------ */
 
-/* What the kernel knows when it names a core file. */
-struct ptrec_core_info {
-	const char *pattern;         /* /proc/sys/kernel/core_pattern text (trailing \n ignored) */
-	int uses_pid;                /* /proc/sys/kernel/core_uses_pid */
-	const char *cwd;             /* the process's cwd, for relative results */
-	long pid;                    /* %p and %P */
-	long tid;                    /* %i and %I */
-	const char *comm;            /* %e */
-	const char *exe;             /* %E: executable path ('/' becomes '!') */
-	long long time;              /* %t: seconds since the epoch */
-	const char *hostname;        /* %h */
-	long uid;                    /* %u */
-	long gid;                    /* %g */
-	int signo;                   /* %s */
-	unsigned long long core_limit; /* %c: RLIMIT_CORE soft limit (RLIM_INFINITY as is) */
-};
+/* Prepares what the crash path needs to place its files, at ptrec_init: the places'
+ * environment (the values of $STATE_DIRECTORY, $LOGS_DIRECTORY, $XDG_STATE_HOME and $HOME, each
+ * NULL when unset; the runtime reads them with secure_getenv) and a descriptor kept in reserve
+ * for the dump. */
+void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char *xdg_state_home,
+                         const char *home);
 
-/* Expands info->pattern as the kernel does for this process into out (absolute when cwd is
- * given).  Pure and ASYNC-SIGNAL-SAFE.  Returns 0, -PTREC_ENOSUPP when the pattern pipes to a
- * program ("|..."), -PTREC_EINVAL for an empty pattern, or -PTREC_EOVERFLOW when the result
- * does not fit outlen. */
-int ptrec_core_expand(const struct ptrec_core_info *info, char *out, size_t outlen);
+/* In a fork child: takes the reserved descriptor again if it is gone. */
+void ptrec_crash_prepare_after_fork(void);
 
-/* Formats the fallback base name "DIR/ptrec.COMM.PID.TIME" into out.  Pure,
- * ASYNC-SIGNAL-SAFE.  Returns 0 or -PTREC_EOVERFLOW. */
-int ptrec_fallback_base(const char *dir, const char *comm, long pid, long long time,
-                        char *out, size_t outlen);
+/* The reserved descriptor, or -1 (tests). */
+int ptrec_crash_reserved_fd(void);
 
-/* Chooses and creates the dump file for the running process: "<core path>.ptrec" when the
- * core_pattern names a writable file, else the fallback in PTREC_DIR, the cwd, then /tmp.
- * Creates the dump with O_EXCL|O_NOFOLLOW, mode 0600.  On success stores the dump's path in
- * dump (the report's path is dump + ".txt") and returns the open fd; returns -PTREC_EIO if no
- * place worked.  ASYNC-SIGNAL-SAFE. */
-int ptrec_dump_open(int signo, pid_t tid, const char *tag, char *dump, size_t dumplen);
+/* Chooses the place of a dump (dump_path.c's comment gives the rules: dumpability, real-uid
+ * access, places in order, unplantable names), creates it 0600 with O_EXCL|O_NOFOLLOW,
+ * reserves DUMP.txt when a report will run, and writes the dump with ptrec_dump_write(req,
+ * slot) (req->fd is set here).  A write cut short by ENOSPC/EDQUOT/EFBIG removes both files
+ * and tries the next place.  tag is NULL for crashes (the core file's place is tried) or names
+ * the event ("snapshot").  Stores the dump's path in dump, or "" when nothing was written
+ * (ptrec_dump_failure says why).  Returns 0, -PTREC_EIO (no dump, or a dump that a write
+ * failure left without END), or -PTREC_EPERM (the process is not dumpable).
+ * ASYNC-SIGNAL-SAFE. */
+int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, char *dump,
+                    size_t dumplen);
+
+/* Why the last ptrec_dump_save of slot wrote nothing ("" if it did).  ASYNC-SIGNAL-SAFE. */
+const char *ptrec_dump_failure(int slot);
 
 /* ---- report_child.c -------------------------------------------------------------------- */
 
-/* Runs `ptrec report DUMP` (the tool at ptrec_crash.tool_path) with stdout to DUMP.txt
- * (created 0600, O_EXCL|O_NOFOLLOW), killing it after timeout_ms.  Returns 0 when the report
- * was written, -PTREC_EIO if the tool failed or timed out (a partial .txt may remain).
+/* Runs `ptrec report DUMP` (the tool at ptrec_crash.tool_path) with stdout to DUMP.txt (the
+ * file ptrec_report_reserve made, else created 0600, O_EXCL|O_NOFOLLOW) and every other
+ * descriptor closed, killing it after timeout_ms (0: runs nothing).  Returns 0 when the report
+ * was written, -PTREC_EIO if the tool did not run, failed or timed out: an empty DUMP.txt is
+ * then removed, a partial one ends with a line saying it is incomplete.
  * ASYNC-SIGNAL-SAFE (raw fork + execve). */
 int ptrec_report_run(const char *dump, unsigned timeout_ms);
 
-/* Writes the one stderr line of a crash or assertion.  ASYNC-SIGNAL-SAFE. */
+/* Creates DUMP.txt (0600, O_EXCL|O_NOFOLLOW) for the next ptrec_report_run of the calling
+ * thread's slot.  Returns 0 or -errno (-EEXIST: the name is taken).  ASYNC-SIGNAL-SAFE. */
+int ptrec_report_reserve(const char *dump);
+
+/* Closes and removes a DUMP.txt made by ptrec_report_reserve.  ASYNC-SIGNAL-SAFE. */
+void ptrec_report_unreserve(const char *dump);
+
+/* Opens the syslog datagram socket for path ($PTREC_SYSLOG; NULL or "" means /dev/log, "none"
+ * disables).  Called at ptrec_init. */
+void ptrec_syslog_prepare(const char *path);
+
+/* Writes the one line of a crash or assertion to stderr and to the system log: the event,
+ * pid, thread (name escaped), and where the dump and report went or why they did not (the
+ * outcome of the last ptrec_dump_save and ptrec_report_run of the crash slot).
+ * ASYNC-SIGNAL-SAFE. */
 void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report_ok);
 
 #endif

@@ -116,15 +116,13 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 	atomic_fetch_add(&crash_nesting, 1);
 	atomic_store(&ptrec_crash_in_progress, 1);
 	unsigned n = ptrec_freeze_all(crash_list);
-	int fd = ptrec_dump_open(signo, tid, NULL, crash_dump_path, sizeof(crash_dump_path));
-	if (fd >= 0) {
-		struct ptrec_dump_request req = {
-			.fd = fd, .event = event, .signo = signo, .info = info, .ucontext = ucontext,
-			.tid = tid, .reason = reason, .source = PTREC_DUMP_LIVE,
-			.threads = crash_list, .nthreads = n,
-		};
-		r = ptrec_dump_write(&req, 0);
-		close(fd);
+	struct ptrec_dump_request req = {
+		.fd = -1, .event = event, .signo = signo, .info = info, .ucontext = ucontext,
+		.tid = tid, .reason = reason, .source = PTREC_DUMP_LIVE,
+		.threads = crash_list, .nthreads = n,
+	};
+	r = ptrec_dump_save(&req, 0, NULL, crash_dump_path, sizeof(crash_dump_path));
+	if (crash_dump_path[0]) {
 		if (!(ptrec_crash.cfg.flags & PTREC_F_NO_REPORT)) {
 			atomic_store(&crash_report_tried, 1);
 			report_ok = ptrec_report_run(crash_dump_path, ptrec_crash.cfg.report_timeout_ms) == 0;
@@ -136,7 +134,6 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 			ptrec_sbuf_str(&b, ".txt");
 		}
 	} else {
-		crash_dump_path[0] = '\0';
 		r = -PTREC_EIO;
 	}
 	const char *what = ptrec_crash_signame(signo);
@@ -147,7 +144,7 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 		ptrec_sbuf_str(&b, reason);
 		what = crash_what;
 	}
-	ptrec_report_line(what, tid, fd >= 0 ? crash_dump_path : NULL, report_ok);
+	ptrec_report_line(what, tid, crash_dump_path[0] ? crash_dump_path : NULL, report_ok);
 	atomic_store(&ptrec_crash_done, 1);
 	return r;
 }

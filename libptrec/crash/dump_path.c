@@ -1,23 +1,37 @@
-/* dump_path.c — where crash files go: "next to the core file", else a fallback directory.
+/* dump_path.c — where a crash's dump goes, and writing it there: dumpability, the places in
+ * order (core/report_dirs.h), names that cannot be planted, a descriptor kept in reserve, and
+ * falling back to the next place when the disk is full.
  *
- * ASYNC-SIGNAL-SAFE ISLAND: runs inside the crash handler.  It may not call malloc/free,
- * stdio, getenv, time/localtime, or take locks; only open/read/write/close/access/uname/
- * getrlimit/clock_gettime and raw syscalls, on static buffers.
+ * ASYNC-SIGNAL-SAFE ISLAND: ptrec_dump_save runs inside the crash handler.  It may not call
+ * malloc/free, stdio, getenv, time/localtime, or take locks; only open/read/write/close/
+ * unlink/mkdir/access/fstatat/prctl/uname/getrlimit/clock_gettime and raw syscalls, on static
+ * buffers.  ptrec_crash_prepare fills those buffers at ptrec_init.
  *
- * The kernel names a core file by expanding /proc/sys/kernel/core_pattern (%p %P %i %I %e %E
- * %t %h %u %g %s %c %%; unknown specifiers vanish; '/' in %e %E %h becomes '!'), appends
- * ".PID" when core_uses_pid is set and the pattern has no %p, and resolves a relative result
- * against the crashing process's cwd.  We write "<core path>.ptrec" and "<core path>.ptrec.txt"
- * there, even when RLIMIT_CORE is 0 (no core is written but the place is the same).  When the
- * pattern pipes to a program (systemd-coredump, apport), the directory is not writable, or the
- * file already exists, the dump goes to PTREC_DIR, else the cwd, else /tmp, as
- * "ptrec.COMM.PID.TIME.ptrec". */
+ * Rules (README "Where reports go", libptrec(3)):
+ * - Dumpability, read with prctl(PR_GET_DUMPABLE) at the moment of the crash, as the kernel
+ *   decides about core files: 0 (PR_SET_DUMPABLE 0, or credentials changed while
+ *   fs.suid_dumpable is 0) writes nothing; 2 (credentials changed, fs.suid_dumpable 2) writes
+ *   only next to the core file and only when core_pattern is an absolute path; 1 writes.
+ * - A directory is used only if the real user may write it (access(2) checks the real uid and
+ *   gid), so a setuid program never creates files where the user who ran it could not.
+ * - Places in order: PTREC_DIR, next to the core file (crashes, plain core_pattern),
+ *   $STATE_DIRECTORY, $LOGS_DIRECTORY, the cwd, $XDG_STATE_HOME/ptrec or
+ *   ~/.local/state/ptrec (created 0700), /var/tmp, /tmp.
+ * - Names: "<core>.ptrec" next to the core, else "ptrec.COMM.PID.TIME[.TAG][.N].ptrec"; in a
+ *   world-writable directory the name carries 8 random hex digits instead of .N, so nobody can
+ *   plant it in advance.  The report's name DUMP.txt is created (O_EXCL) together with the
+ *   dump: when it is taken, the dump moves to the next name.
+ * - ENOSPC, EDQUOT or EFBIG while writing: both files are removed and the next place tried.
+ * - EMFILE/ENFILE: the descriptor reserved at init is closed and the open retried. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -26,205 +40,362 @@
 #include "core/safe_str.h"
 #include "crash/crash.h"
 
-/* Appends s with '/' replaced by '!' (the kernel's escaping of %e %E %h). */
-static void put_escaped(struct ptrec_sbuf *b, const char *s)
-{
-	for (; s && *s; s++)
-		ptrec_sbuf_char(b, *s == '/' ? '!' : *s);
-}
-
-int ptrec_core_expand(const struct ptrec_core_info *in, char *out, size_t outlen)
-{
-	struct ptrec_sbuf b;
-	const char *p = in->pattern;
-	int saw_pid = 0;
-
-	if (!p || !*p || *p == '\n')
-		return -PTREC_EINVAL;
-	if (*p == '|')
-		return -PTREC_ENOSUPP;
-	ptrec_sbuf_init(&b, out, outlen);
-	if (*p != '/' && in->cwd && in->cwd[0]) {
-		ptrec_sbuf_str(&b, in->cwd);
-		if (in->cwd[strlen(in->cwd) - 1] != '/')
-			ptrec_sbuf_char(&b, '/');
-	}
-	for (; *p && *p != '\n'; p++) {
-		if (*p != '%') {
-			ptrec_sbuf_char(&b, *p);
-			continue;
-		}
-		p++;
-		switch (*p) {
-		case '%': ptrec_sbuf_char(&b, '%'); break;
-		case 'p': saw_pid = 1; ptrec_sbuf_dec(&b, in->pid); break;
-		case 'P': ptrec_sbuf_dec(&b, in->pid); break;
-		case 'i': case 'I': ptrec_sbuf_dec(&b, in->tid); break;
-		case 'u': ptrec_sbuf_dec(&b, in->uid); break;
-		case 'g': ptrec_sbuf_dec(&b, in->gid); break;
-		case 's': ptrec_sbuf_dec(&b, in->signo); break;
-		case 't': ptrec_sbuf_dec(&b, in->time); break;
-		case 'c': ptrec_sbuf_udec(&b, in->core_limit); break;
-		case 'h': put_escaped(&b, in->hostname); break;
-		case 'e': put_escaped(&b, in->comm); break;
-		case 'E': put_escaped(&b, in->exe); break;
-		case '\0': p--; break; /* a lone '%' at the end vanishes */
-		default: break;        /* unknown specifiers vanish, as in the kernel */
-		}
-	}
-	if (in->uses_pid && !saw_pid) {
-		ptrec_sbuf_char(&b, '.');
-		ptrec_sbuf_dec(&b, in->pid);
-	}
-	return b.overflow ? -PTREC_EOVERFLOW : 0;
-}
-
-/* Keeps a file-name-safe version of comm: [A-Za-z0-9._-], anything else becomes '_'. */
-static void put_safe_name(struct ptrec_sbuf *b, const char *s)
-{
-	if (!s || !*s)
-		s = "unknown";
-	for (; *s; s++) {
-		char c = *s;
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		         c == '.' || c == '_' || c == '-';
-		ptrec_sbuf_char(b, ok ? c : '_');
-	}
-}
-
-int ptrec_fallback_base(const char *dir, const char *comm, long pid, long long time, char *out,
-                        size_t outlen)
-{
-	struct ptrec_sbuf b;
-
-	ptrec_sbuf_init(&b, out, outlen);
-	ptrec_sbuf_str(&b, dir);
-	if (!dir[0] || dir[strlen(dir) - 1] != '/')
-		ptrec_sbuf_char(&b, '/');
-	ptrec_sbuf_str(&b, "ptrec.");
-	put_safe_name(&b, comm);
-	ptrec_sbuf_char(&b, '.');
-	ptrec_sbuf_dec(&b, pid);
-	ptrec_sbuf_char(&b, '.');
-	ptrec_sbuf_dec(&b, time);
-	return b.overflow ? -PTREC_EOVERFLOW : 0;
-}
+/* Prepared at init: the environment of the places, and the reserved descriptor. */
+static char env_state[PTREC_PATH_MAX], env_logs[PTREC_PATH_MAX];
+static char env_xdg[PTREC_PATH_MAX], env_home[PTREC_PATH_MAX];
+static int reserve_fd = -1;
+static dev_t reserve_dev;
+static ino_t reserve_ino;
 
 /* Static buffers: only the dump owner (one thread) or the snapshot lock holder uses them,
- * indexed by `which` (0 crash, 1 snapshot). */
-static char pattern_buf[2][1024];
-static char cwd_buf[2][PTREC_PATH_MAX];
-static char exe_buf[2][PTREC_PATH_MAX];
-static char comm_buf[2][32];
-static char dir_buf[2][PTREC_PATH_MAX];
-static struct utsname uts_buf[2];
+ * indexed by slot (0 crash, 1 snapshot). */
+struct path_work {
+	char pattern[1024];
+	char cwd[PTREC_PATH_MAX];
+	char exe[PTREC_PATH_MAX];
+	char comm[32];
+	char core[PTREC_PATH_MAX];
+	char base[PTREC_PATH_MAX];
+	struct utsname uts;
+	struct ptrec_place places[PTREC_PLACE_COUNT_];
+	char why[256];            /* why no dump was written */
+};
+static struct path_work work[2];
 
-/* Creates base + ".ptrec" (0600, O_EXCL|O_NOFOLLOW), trying ".N" suffixes when the name is
- * taken and `unique` is set.  Returns the fd with the path in dump, or -1. */
-static int create_at(const char *base, int unique, char *dump, size_t dumplen)
+static void env_copy(const char *s, char *buf, size_t cap)
 {
-	for (int n = 0; n < (unique ? 100 : 1); n++) {
-		struct ptrec_sbuf b;
-		ptrec_sbuf_init(&b, dump, dumplen);
-		ptrec_sbuf_str(&b, base);
-		if (n) {
-			ptrec_sbuf_char(&b, '.');
-			ptrec_sbuf_dec(&b, n);
-		}
-		ptrec_sbuf_str(&b, ".ptrec");
-		if (b.overflow || b.len + 5 >= dumplen) /* room for ".txt" */
-			return -1;
-		int fd = open(dump, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
-			return -1;
-	}
-	return -1;
+	buf[0] = '\0';
+	if (s && strlen(s) < cap)
+		ptrec_strlcpy(buf, s, cap);
 }
 
-/* Returns 1 if the directory part of path is writable. */
-static int dir_writable(const char *path, char *dir, size_t dirlen)
+/* 1 if fd is still our reserve: an O_PATH descriptor of the same /dev/null (the application
+ * may have closed ours and opened /dev/null itself under the same number). */
+static int reserve_is_ours(int fd)
 {
-	size_t n = ptrec_strlcpy(dir, path, dirlen);
-	while (n && dir[n - 1] != '/')
-		n--;
-	if (!n)
-		return access(".", W_OK | X_OK) == 0;
-	dir[n == 1 ? 1 : n - 1] = '\0';
+	struct stat st;
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+	return fl >= 0 && (fl & O_PATH) && fstat(fd, &st) == 0 && st.st_dev == reserve_dev &&
+	       st.st_ino == reserve_ino;
+}
+
+/* Opens the reserved descriptor unless ours is still in place. */
+static void reserve_take(void)
+{
+	struct stat st;
+	if (reserve_is_ours(reserve_fd))
+		return;
+	reserve_fd = open("/dev/null", O_PATH | O_CLOEXEC);
+	if (reserve_fd >= 0 && fstat(reserve_fd, &st) == 0) {
+		reserve_dev = st.st_dev;
+		reserve_ino = st.st_ino;
+	}
+}
+
+/* Closes the reserved descriptor if it is still ours (never one the application reused).
+ * Returns 1 if a descriptor was freed. */
+static int reserve_release(void)
+{
+	int fd = reserve_fd;
+	reserve_fd = -1;
+	return reserve_is_ours(fd) && close(fd) == 0;
+}
+
+void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char *xdg_state_home,
+                         const char *home)
+{
+	env_copy(state_dir, env_state, sizeof(env_state));
+	env_copy(logs_dir, env_logs, sizeof(env_logs));
+	env_copy(xdg_state_home, env_xdg, sizeof(env_xdg));
+	env_copy(home, env_home, sizeof(env_home));
+	reserve_take();
+}
+
+void ptrec_crash_prepare_after_fork(void)
+{
+	reserve_take();
+}
+
+int ptrec_crash_reserved_fd(void)
+{
+	return reserve_fd;
+}
+
+/* Opens path for a new dump, using the reserve when no descriptor is free. */
+static int create_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && reserve_release())
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd;
+}
+
+/* 8 hex digits nobody can predict: getrandom, else the clock's nanoseconds mixed with the
+ * pid and an address (ASLR). */
+static void put_random(struct ptrec_sbuf *b)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t v = 0;
+	if (syscall(SYS_getrandom, &v, sizeof(v), 1 /* GRND_NONBLOCK */) != (long)sizeof(v)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		v = (uint32_t)ts.tv_nsec * 2654435761u ^ (uint32_t)getpid() ^
+		    (uint32_t)(uintptr_t)&ts;
+	}
+	for (int i = 0; i < 8; i++, v >>= 4)
+		ptrec_sbuf_char(b, hex[v & 15]);
+}
+
+/* Makes the directory of a user-state place (and its parents below $HOME) with mode 0700. */
+static void make_state_dir(const char *dir)
+{
+	char tmp[PTREC_PATH_MAX];
+	size_t n = ptrec_strlcpy(tmp, dir, sizeof(tmp));
+	if (n >= sizeof(tmp))
+		return;
+	for (size_t i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		char c = tmp[i];
+		tmp[i] = '\0';
+		if (access(tmp, F_OK) != 0)
+			mkdir(tmp, 0700);
+		tmp[i] = c;
+	}
+}
+
+/* Returns 1 if the real user may create files in the directory of path (the whole path for
+ * directories, is_file = 0), else 0 with errno set. */
+static int real_user_may_write(const char *path, int is_file)
+{
+	char dir[PTREC_PATH_MAX];
+	size_t n = ptrec_strlcpy(dir, path, sizeof(dir));
+	if (n >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return 0;
+	}
+	if (is_file) {
+		while (n && dir[n - 1] != '/')
+			n--;
+		if (!n)
+			return access(".", W_OK | X_OK) == 0;
+		dir[n == 1 ? 1 : n - 1] = '\0';
+	}
 	return access(dir, W_OK | X_OK) == 0;
 }
 
-int ptrec_dump_open(int signo, pid_t tid, const char *tag, char *dump, size_t dumplen)
+/* The outcome of one attempt at one name. */
+enum attempt { ATT_DONE, ATT_TAKEN, ATT_NEXT_PLACE };
+
+/* Creates dump (and reserves DUMP.txt when a report will run), writes the dump.  On ENOSPC and
+ * the like removes both and says ATT_NEXT_PLACE; a taken name says ATT_TAKEN. */
+static enum attempt try_name(struct ptrec_dump_request *req, int slot, const char *dump,
+                             int want_report, int *err, int *rc)
 {
-	int w = tag ? 1 : 0;
-	char *pattern = pattern_buf[w], *cwd = cwd_buf[w], *exe = exe_buf[w], *comm = comm_buf[w];
-	char base[PTREC_PATH_MAX];
-	struct timespec now;
+	int fd = create_file(dump);
+	if (fd < 0) {
+		*err = errno;
+		return errno == EEXIST ? ATT_TAKEN : ATT_NEXT_PLACE;
+	}
+	if (want_report) {
+		int r = ptrec_report_reserve(dump);
+		if (r == -EEXIST) {
+			close(fd);
+			unlink(dump);
+			*err = EEXIST;
+			return ATT_TAKEN;
+		}
+	}
+	req->fd = fd;
+	*rc = ptrec_dump_write(req, slot);
+	int e = errno;
+	close(fd);
+	if (*rc != 0 && (e == ENOSPC || e == EDQUOT || e == EFBIG)) {
+		unlink(dump);
+		ptrec_report_unreserve(dump);
+		*err = e;
+		return ATT_NEXT_PLACE;
+	}
+	return ATT_DONE;
+}
+
+/* Fills w->places for this process. */
+static unsigned list_places(struct path_work *w, int signo, pid_t tid, const char *tag,
+                            long long now)
+{
+	struct ptrec_place_env env;
+	struct ptrec_core_info in;
 	struct rlimit rl;
-	int fd;
+	char uses[16];
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (syscall(SYS_getcwd, cwd, PTREC_PATH_MAX) <= 0)
-		cwd[0] = '\0';
-	ptrec_read_small_file("/proc/self/comm", comm, sizeof(comm_buf[0]));
-
+	memset(&env, 0, sizeof(env));
+	w->core[0] = '\0';
 	if (!tag) {
-		struct ptrec_core_info in;
-		ssize_t n = readlink("/proc/self/exe", exe, PTREC_PATH_MAX - 1);
-		exe[n > 0 ? n : 0] = '\0';
-		char uses[16];
-		ptrec_read_small_file("/proc/sys/kernel/core_pattern", pattern, sizeof(pattern_buf[0]));
+		ssize_t n = readlink("/proc/self/exe", w->exe, PTREC_PATH_MAX - 1);
+		w->exe[n > 0 ? n : 0] = '\0';
+		ptrec_read_small_file("/proc/sys/kernel/core_pattern", w->pattern, sizeof(w->pattern));
 		ptrec_read_small_file("/proc/sys/kernel/core_uses_pid", uses, sizeof(uses));
-		if (uname(&uts_buf[w]) != 0)
-			uts_buf[w].nodename[0] = '\0';
+		if (uname(&w->uts) != 0)
+			w->uts.nodename[0] = '\0';
 		if (getrlimit(RLIMIT_CORE, &rl) != 0)
 			rl.rlim_cur = 0;
 		memset(&in, 0, sizeof(in));
-		in.pattern = pattern[0] ? pattern : "core";
+		in.pattern = w->pattern[0] ? w->pattern : "core";
 		in.uses_pid = uses[0] == '1';
-		in.cwd = cwd;
+		in.cwd = w->cwd;
 		in.pid = getpid();
 		in.tid = tid;
-		in.comm = comm;
-		in.exe = exe;
-		in.time = now.tv_sec;
-		in.hostname = uts_buf[w].nodename;
+		in.comm = w->comm;
+		in.exe = w->exe;
+		in.time = now;
+		in.hostname = w->uts.nodename;
 		in.uid = (long)getuid();
 		in.gid = (long)getgid();
 		in.signo = signo;
 		in.core_limit = (unsigned long long)rl.rlim_cur;
-		if (ptrec_core_expand(&in, base, sizeof(base)) == 0 &&
-		    dir_writable(base, dir_buf[w], PTREC_PATH_MAX)) {
-			fd = create_at(base, 0, dump, dumplen);
-			if (fd >= 0)
-				return fd;
-		}
+		if (ptrec_core_expand(&in, w->core, sizeof(w->core)) != 0)
+			w->core[0] = '\0';
+		env.core_path = w->core;
 	}
+	env.dump_dir = ptrec_crash.dump_dir;
+	env.state_dir = env_state;
+	env.logs_dir = env_logs;
+	env.cwd = w->cwd;
+	env.xdg_state_home = env_xdg;
+	env.home = env_home;
+	return ptrec_places(&env, w->places);
+}
 
-	const char *dirs[3];
-	int nd = 0;
-	if (ptrec_crash.dump_dir[0])
-		dirs[nd++] = ptrec_crash.dump_dir;
-	if (cwd[0])
-		dirs[nd++] = cwd;
-	dirs[nd++] = "/tmp";
-	for (int i = 0; i < nd; i++) {
-		if (ptrec_fallback_base(dirs[i], comm, (long)getpid(), (long long)now.tv_sec, base,
-		                        sizeof(base)) != 0)
+/* The symbolic name of the errors a place can fail with (strerror is not signal-safe). */
+static const char *errno_name(int e)
+{
+	switch (e) {
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case EROFS: return "EROFS";
+	case ENOENT: return "ENOENT";
+	case ENOTDIR: return "ENOTDIR";
+	case ELOOP: return "ELOOP";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case EMFILE: return "EMFILE";
+	case ENFILE: return "ENFILE";
+	case ENOSPC: return "ENOSPC";
+	case EDQUOT: return "EDQUOT";
+	case EFBIG: return "EFBIG";
+	case EIO: return "EIO";
+	default: return "error";
+	}
+}
+
+static void set_why(struct path_work *w, const char *a, const char *b)
+{
+	struct ptrec_sbuf s;
+	ptrec_sbuf_init(&s, w->why, sizeof(w->why));
+	ptrec_sbuf_str(&s, a);
+	ptrec_sbuf_str(&s, b);
+}
+
+int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, char *dump,
+                    size_t dumplen)
+{
+	struct path_work *w = &work[slot ? 1 : 0];
+	struct timespec now;
+	int err = ENOENT, rc = 0;
+	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	int want_report = !(ptrec_crash.cfg.flags & PTREC_F_NO_REPORT) &&
+	                  ptrec_crash.cfg.report_timeout_ms != 0;
+
+	dump[0] = '\0';
+	w->why[0] = '\0';
+	reserve_take(); /* again, if an earlier snapshot used it */
+	if (dumpable == 0) {
+		set_why(w, "the process is not dumpable (PR_SET_DUMPABLE 0, or it changed "
+		        "credentials and fs.suid_dumpable is 0)", "");
+		return -PTREC_EPERM;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (syscall(SYS_getcwd, w->cwd, PTREC_PATH_MAX) <= 0)
+		w->cwd[0] = '\0';
+	if (ptrec_read_small_file("/proc/self/comm", w->comm, sizeof(w->comm)) < 0)
+		prctl(PR_GET_NAME, w->comm, 0, 0, 0); /* no descriptor free: this thread's name */
+	unsigned n = list_places(w, req->signo, req->tid, tag, (long long)now.tv_sec);
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct ptrec_place *p = &w->places[i];
+		struct ptrec_sbuf b;
+		struct stat st;
+		enum attempt a = ATT_TAKEN;
+
+		/* suid_dumpable 2: only a root-only core place named by an absolute pattern. */
+		if (dumpable == 2 && (p->kind != PTREC_PLACE_CORE || w->pattern[0] != '/'))
 			continue;
-		if (tag) {
-			struct ptrec_sbuf b;
-			ptrec_sbuf_init(&b, base + strlen(base), sizeof(base) - strlen(base));
-			ptrec_sbuf_char(&b, '.');
-			ptrec_sbuf_str(&b, tag);
-			if (b.overflow)
+		if (p->kind == PTREC_PLACE_CORE) {
+			if (!real_user_may_write(p->path, 1)) {
+				err = errno;
 				continue;
+			}
+			ptrec_sbuf_init(&b, dump, dumplen);
+			ptrec_sbuf_str(&b, p->path);
+			ptrec_sbuf_str(&b, ".ptrec");
+			if (b.overflow || b.len + 5 >= dumplen)
+				continue;
+			a = try_name(req, slot, dump, want_report, &err, &rc);
+			if (a == ATT_DONE)
+				goto done;
+			continue;
 		}
-		fd = create_at(base, 1, dump, dumplen);
-		if (fd >= 0)
-			return fd;
+		if (p->kind == PTREC_PLACE_HOME)
+			make_state_dir(p->path);
+		if (!real_user_may_write(p->path, 0)) {
+			err = errno;
+			continue;
+		}
+		int shared = p->shared || (fstatat(AT_FDCWD, p->path, &st, 0) == 0 &&
+		                           (st.st_mode & S_IWOTH));
+		if (ptrec_fallback_base(p->path, w->comm, (long)getpid(), (long long)now.tv_sec,
+		                        w->base, sizeof(w->base)) != 0)
+			continue;
+		for (int k = 0; k < (shared ? 16 : 100) && a == ATT_TAKEN; k++) {
+			ptrec_sbuf_init(&b, dump, dumplen);
+			ptrec_sbuf_str(&b, w->base);
+			if (tag) {
+				ptrec_sbuf_char(&b, '.');
+				ptrec_sbuf_str(&b, tag);
+			}
+			if (shared) {
+				ptrec_sbuf_char(&b, '.');
+				put_random(&b);
+			} else if (k) {
+				ptrec_sbuf_char(&b, '.');
+				ptrec_sbuf_dec(&b, k);
+			}
+			ptrec_sbuf_str(&b, ".ptrec");
+			if (b.overflow || b.len + 5 >= dumplen)
+				break;
+			a = try_name(req, slot, dump, want_report, &err, &rc);
+		}
+		if (a == ATT_DONE)
+			goto done;
 	}
 	dump[0] = '\0';
+	if (dumpable == 2 && w->pattern[0] != '/')
+		set_why(w, "the process changed credentials and fs.suid_dumpable is 2: files go "
+		        "only next to a core file named by an absolute core_pattern", "");
+	else if (err == EMFILE || err == ENFILE)
+		set_why(w, "no free file descriptor, and the one reserved at ptrec_init was gone: ",
+		        errno_name(err));
+	else if (err == ENOSPC || err == EDQUOT || err == EFBIG)
+		set_why(w, "no space left in any directory tried: ", errno_name(err));
+	else if (err == EEXIST)
+		set_why(w, "every file name was taken", "");
+	else
+		set_why(w, "no directory the user may write: ", errno_name(err));
 	return -PTREC_EIO;
+done:
+	return rc;
+}
+
+const char *ptrec_dump_failure(int slot)
+{
+	return work[slot ? 1 : 0].why;
 }

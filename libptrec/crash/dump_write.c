@@ -32,6 +32,7 @@
 struct dump_ctx {
 	int fd;                       /* output */
 	int failed;                   /* a write failed */
+	int err;                      /* errno of the failed write */
 	uint64_t code_budget;         /* JIT bytes still allowed */
 	uint8_t bounce[BOUNCE_SIZE];  /* safe-copy buffer */
 	char maps[PTREC_MAPS_MAX];    /* /proc/self/maps text */
@@ -54,8 +55,10 @@ static void out(struct dump_ctx *c, const void *p, size_t n)
 {
 	if (c->failed || !n)
 		return;
-	if (ptrec_write_all(c->fd, p, n) != 0)
+	if (ptrec_write_all(c->fd, p, n) != 0) {
 		c->failed = 1;
+		c->err = errno;
+	}
 }
 
 static void out_pad(struct dump_ctx *c, uint64_t size)
@@ -470,6 +473,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 
 	c->fd = req->fd;
 	c->failed = 0;
+	c->err = 0;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, PTREC_DUMP_MAGIC, 8);
 	h.version = PTREC_DUMP_VERSION;
@@ -487,5 +491,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	write_buildids(c);
 	write_code_and_stack(c, req);
 	rec_begin(c, PTREC_REC_END, 0);
+	if (c->failed)
+		errno = c->err;
 	return c->failed ? -PTREC_EIO : 0;
 }

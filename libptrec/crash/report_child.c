@@ -1,17 +1,30 @@
-/* report_child.c — turns a dump into its text report without trusting the crashed process:
- * a child made with a raw fork syscall execs the installed `ptrec report DUMP` by absolute path
- * (never a PATH lookup), stdout and stderr into DUMP.txt, and is killed after a timeout.
+/* report_child.c — turns a dump into its text report without trusting the crashed process,
+ * and says where everything went: one stderr line and one syslog line per crash.
+ *
+ * A child made with a raw fork syscall closes every descriptor but 0/1/2 (the application's
+ * own, opened without O_CLOEXEC, never reach the tool), then execs the installed
+ * `ptrec report DUMP` by absolute path (never a PATH lookup), stdout and stderr into DUMP.txt,
+ * and is killed after report_timeout_ms.  A report that did not complete is removed when empty
+ * and otherwise ends with a line saying it is partial.  report_timeout_ms 0 runs no tool.
  *
  * ASYNC-SIGNAL-SAFE ISLAND: runs inside the crash handler.  It may not call malloc/free,
  * stdio, fork() (glibc's runs atfork handlers and takes malloc locks: we use the raw syscall),
- * system/popen, or take locks.  The child only calls dup2/open/rt_sigprocmask/execve/exit. */
+ * system/popen, syslog(3), or take locks.  The child only calls
+ * dup2/open/close_range/close/rt_sigprocmask/execve/exit; the syslog line is one sendto on a
+ * socket made at ptrec_init. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,22 +34,132 @@
 
 extern char **environ;
 
-static char report_path[2][PTREC_PATH_MAX + 8];
-static char line_buf[2 * PTREC_PATH_MAX + 256];
+/* What became of the last report of a slot (0 crash, 1 snapshot). */
+enum report_state {
+	REPORT_NONE = 0,     /* not attempted */
+	REPORT_OK,           /* written completely */
+	REPORT_NOT_RUN,      /* report_timeout_ms 0, or no tool */
+	REPORT_TIMEOUT,      /* the tool was killed after the timeout */
+	REPORT_FAILED,       /* the tool failed (exit status or signal in report_status) */
+};
+
+struct report_slot {
+	char txt[PTREC_PATH_MAX + 8];  /* DUMP.txt */
+	int fd;                        /* DUMP.txt reserved by ptrec_report_reserve, or -1 */
+	enum report_state state;       /* outcome */
+	int status;                    /* wait status of a failed tool */
+	int kept;                      /* 1 if a partial DUMP.txt was kept (marked) */
+};
+
+static struct report_slot slots[2] = {{.fd = -1}, {.fd = -1}};
+static char line_buf[2 * PTREC_PATH_MAX + 512];
+static char note_buf[PTREC_PATH_MAX + 256];
+static char syslog_buf[2 * PTREC_PATH_MAX + 600];
+static int syslog_fd = -1;
+static struct sockaddr_un syslog_addr;
+
+static struct report_slot *my_slot(void)
+{
+	return &slots[ptrec_crash_owner == (int)ptrec_gettid() ? 0 : 1];
+}
+
+static int txt_name(struct report_slot *s, const char *dump)
+{
+	struct ptrec_sbuf b;
+	ptrec_sbuf_init(&b, s->txt, sizeof(s->txt));
+	ptrec_sbuf_str(&b, dump);
+	ptrec_sbuf_str(&b, ".txt");
+	return b.overflow ? -1 : 0;
+}
+
+int ptrec_report_reserve(const char *dump)
+{
+	struct report_slot *s = my_slot();
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	if (txt_name(s, dump) != 0)
+		return -ENAMETOOLONG;
+	s->fd = open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return s->fd >= 0 ? 0 : -errno;
+}
+
+void ptrec_report_unreserve(const char *dump)
+{
+	struct report_slot *s = my_slot();
+	if (s->fd < 0 || txt_name(s, dump) != 0)
+		return;
+	close(s->fd);
+	s->fd = -1;
+	unlink(s->txt);
+}
+
+/* In the child: closes every descriptor above 2. */
+static void close_from_3(void)
+{
+	struct rlimit rl;
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (1u << 20))
+		rl.rlim_cur = 1u << 20;
+	for (unsigned long fd = 3; fd < rl.rlim_cur; fd++)
+		close((int)fd);
+}
+
+/* Ends a report that did not complete: an empty one is removed, another gets a last line
+ * saying what happened (or is removed when even that cannot be written). */
+static void finish_partial(struct report_slot *s, int out, const char *dump, unsigned timeout_ms)
+{
+	struct stat st;
+	struct ptrec_sbuf b;
+
+	s->kept = 0;
+	if (fstat(out, &st) != 0 || st.st_size == 0) {
+		unlink(s->txt);
+		return;
+	}
+	ptrec_sbuf_init(&b, note_buf, sizeof(note_buf));
+	ptrec_sbuf_str(&b, "\n[ptrec: THIS REPORT IS INCOMPLETE: ");
+	if (s->state == REPORT_TIMEOUT) {
+		ptrec_sbuf_str(&b, "the report tool was killed after ");
+		ptrec_sbuf_udec(&b, timeout_ms);
+		ptrec_sbuf_str(&b, " ms (PTREC_REPORT_TIMEOUT_MS)");
+	} else if (WIFSIGNALED(s->status)) {
+		ptrec_sbuf_str(&b, "the report tool died of signal ");
+		ptrec_sbuf_dec(&b, WTERMSIG(s->status));
+	} else {
+		ptrec_sbuf_str(&b, "the report tool failed with exit status ");
+		ptrec_sbuf_dec(&b, WEXITSTATUS(s->status));
+	}
+	ptrec_sbuf_str(&b, "; decode again with: ptrec report ");
+	ptrec_sbuf_str(&b, dump);
+	ptrec_sbuf_str(&b, "]\n");
+	if (ptrec_write_all(out, note_buf, b.len) != 0) {
+		unlink(s->txt);
+		return;
+	}
+	s->kept = 1;
+}
 
 int ptrec_report_run(const char *dump, unsigned timeout_ms)
 {
-	struct ptrec_sbuf b;
-	char *txt = report_path[ptrec_crash_owner == (int)ptrec_gettid() ? 0 : 1];
-	int out, status = 0;
+	struct report_slot *s = my_slot();
+	int out = s->fd, status = 0;
 	long pid;
 
-	ptrec_sbuf_init(&b, txt, sizeof(report_path[0]));
-	ptrec_sbuf_str(&b, dump);
-	ptrec_sbuf_str(&b, ".txt");
-	if (b.overflow || access(ptrec_crash.tool_path, X_OK) != 0)
+	s->fd = -1;
+	s->state = REPORT_NOT_RUN;
+	s->kept = 0;
+	if (txt_name(s, dump) != 0 || timeout_ms == 0 || access(ptrec_crash.tool_path, X_OK) != 0) {
+		if (out >= 0) {
+			close(out);
+			unlink(s->txt);
+		}
 		return -PTREC_EIO;
-	out = open(txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	if (out < 0)
+		out = open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -PTREC_EIO;
 
@@ -51,12 +174,15 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 			dup2(in, 0);
 		dup2(out, 1);
 		dup2(out, 2);
+		close_from_3();
 		execve(ptrec_crash.tool_path, argv, environ);
 		syscall(SYS_exit_group, 127);
 	}
-	close(out);
-	if (pid < 0)
+	if (pid < 0) {
+		close(out);
+		unlink(s->txt);
 		return -PTREC_EIO;
+	}
 
 	struct timespec step = {0, 2 * 1000000};
 	unsigned waited = 0;
@@ -64,25 +190,70 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 		long r = waitpid((pid_t)pid, &status, WNOHANG);
 		if (r == pid)
 			break;
-		if (r < 0 && errno != EINTR)
+		if (r < 0 && errno != EINTR) {
+			close(out);
+			s->state = REPORT_OK;
 			return 0; /* reaped elsewhere (SIGCHLD ignored): assume it finished */
+		}
 		if (waited >= timeout_ms) {
 			kill((pid_t)pid, SIGKILL);
 			while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
 				;
+			s->state = REPORT_TIMEOUT;
+			finish_partial(s, out, dump, timeout_ms);
+			close(out);
 			return -PTREC_EIO;
 		}
 		nanosleep(&step, NULL);
 		waited += 2;
 	}
 	/* 0: report written; 1: written, with gaps noted in it. */
-	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1))
+	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) {
+		close(out);
+		s->state = REPORT_OK;
 		return 0;
+	}
+	s->state = REPORT_FAILED;
+	s->status = status;
+	finish_partial(s, out, dump, timeout_ms);
+	close(out);
 	return -PTREC_EIO;
+}
+
+void ptrec_syslog_prepare(const char *path)
+{
+	if (!path || !*path)
+		path = "/dev/log";
+	if (syslog_fd >= 0)
+		close(syslog_fd);
+	syslog_fd = -1;
+	if (!strcmp(path, "none") || strlen(path) >= sizeof(syslog_addr.sun_path))
+		return;
+	memset(&syslog_addr, 0, sizeof(syslog_addr));
+	syslog_addr.sun_family = AF_UNIX;
+	ptrec_strlcpy(syslog_addr.sun_path, path, sizeof(syslog_addr.sun_path));
+	syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+}
+
+/* Sends text (one line, no newline) to the system log as "<10>ptrec[PID]: text": facility
+ * user, severity critical; `journalctl -t ptrec` finds it. */
+static void syslog_line(const char *text, size_t len)
+{
+	struct ptrec_sbuf b;
+	if (syslog_fd < 0)
+		return;
+	ptrec_sbuf_init(&b, syslog_buf, sizeof(syslog_buf));
+	ptrec_sbuf_str(&b, "<10>ptrec[");
+	ptrec_sbuf_dec(&b, getpid());
+	ptrec_sbuf_str(&b, "]: ");
+	ptrec_sbuf_mem(&b, text, len);
+	sendto(syslog_fd, syslog_buf, b.len, MSG_DONTWAIT | MSG_NOSIGNAL,
+	       (const struct sockaddr *)&syslog_addr, sizeof(syslog_addr));
 }
 
 void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report_ok)
 {
+	const struct report_slot *s = &slots[0];
 	struct ptrec_sbuf b;
 	char name[32];
 	char path[64];
@@ -91,37 +262,57 @@ void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report
 	ptrec_sbuf_str(&b, "/proc/self/task/");
 	ptrec_sbuf_dec(&b, tid);
 	ptrec_sbuf_str(&b, "/comm");
-	if (ptrec_read_small_file(path, name, sizeof(name)) < 0)
+	if (ptrec_read_small_file(path, name, sizeof(name)) < 0 &&
+	    (tid != ptrec_gettid() || prctl(PR_GET_NAME, name, 0, 0, 0) != 0))
 		name[0] = '\0';
 
 	ptrec_sbuf_init(&b, line_buf, sizeof(line_buf));
 	ptrec_sbuf_str(&b, "ptrec: ");
-	ptrec_sbuf_str(&b, what);
+	ptrec_sbuf_escaped(&b, what);
 	ptrec_sbuf_str(&b, " in pid ");
 	ptrec_sbuf_dec(&b, getpid());
 	ptrec_sbuf_str(&b, " thread ");
 	ptrec_sbuf_dec(&b, tid);
 	if (name[0]) {
 		ptrec_sbuf_str(&b, " (");
-		ptrec_sbuf_str(&b, name);
+		ptrec_sbuf_escaped(&b, name);
 		ptrec_sbuf_char(&b, ')');
 	}
 	if (!dump) {
-		ptrec_sbuf_str(&b, ": no dump written (no writable directory)\n");
+		const char *why = ptrec_dump_failure(0);
+		ptrec_sbuf_str(&b, ": no dump written (");
+		ptrec_sbuf_str(&b, why[0] ? why : "no writable directory");
+		ptrec_sbuf_str(&b, ")");
 	} else {
 		ptrec_sbuf_str(&b, ": dump ");
-		ptrec_sbuf_str(&b, dump);
+		ptrec_sbuf_escaped(&b, dump);
 		if (report_ok) {
 			ptrec_sbuf_str(&b, ", report ");
-			ptrec_sbuf_str(&b, dump);
-			ptrec_sbuf_str(&b, ".txt\n");
+			ptrec_sbuf_escaped(&b, dump);
+			ptrec_sbuf_str(&b, ".txt");
 		} else {
-			ptrec_sbuf_str(&b, "; no report (decode later: ptrec report ");
-			ptrec_sbuf_str(&b, dump);
-			ptrec_sbuf_str(&b, ")\n");
+			ptrec_sbuf_str(&b, s->kept ? "; partial report " : "; no report");
+			if (s->kept) {
+				ptrec_sbuf_escaped(&b, dump);
+				ptrec_sbuf_str(&b, ".txt");
+			}
+			ptrec_sbuf_str(&b, " (");
+			if (s->state == REPORT_TIMEOUT)
+				ptrec_sbuf_str(&b, "timed out; ");
+			else if (s->state == REPORT_FAILED)
+				ptrec_sbuf_str(&b, "report tool failed; ");
+			else if (s->state == REPORT_NOT_RUN && ptrec_crash.cfg.report_timeout_ms == 0)
+				ptrec_sbuf_str(&b, "PTREC_REPORT_TIMEOUT_MS=0; ");
+			ptrec_sbuf_str(&b, "decode later: ptrec report ");
+			ptrec_sbuf_escaped(&b, dump);
+			ptrec_sbuf_str(&b, ")");
 		}
 	}
+	size_t text_len = b.len;
+	ptrec_sbuf_char(&b, '\n');
 	if (b.overflow && b.cap > 1)
 		line_buf[b.cap - 2] = '\n';
 	ptrec_write_all(2, line_buf, b.len);
+	if (text_len > 7)
+		syslog_line(line_buf + 7, text_len - 7);
 }

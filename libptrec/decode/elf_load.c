@@ -12,6 +12,7 @@
 #include "ptrec.h"
 #include "core/elf_check.h"
 #include "decode/elf_load.h"
+#include "core/file_open.h"
 
 static int read_at(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -43,13 +44,9 @@ int ptrec_elf_load_image(struct ptrec_pt_img *img, const char *path, int has_bas
 		*bad_offset = -1;
 	if (!img || !path)
 		return -PTREC_EINVAL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ptrec_open_regular(path, &st);
 	if (fd < 0)
 		return -PTREC_EIO;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return -PTREC_EIO;
-	}
 	uint64_t fsize = (uint64_t)st.st_size;
 	unsigned char ehbuf[PTREC_ELF_EHDR_MAX];
 	size_t ehlen = fsize < sizeof(ehbuf) ? (size_t)fsize : sizeof(ehbuf);

@@ -13,6 +13,7 @@
 
 #include "ptrec.h"
 #include "decode/pt_image.h"
+#include "core/file_open.h"
 
 /* Who owns a section's bytes. */
 enum backing_kind {
@@ -199,15 +200,9 @@ int ptrec_pt_img_add_file(struct ptrec_pt_img *img, const char *path, uint64_t f
 	struct stat st;
 	if (!img || !path)
 		return -PTREC_EINVAL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ptrec_open_regular(path, &st);
 	if (fd < 0)
 		return -PTREC_EIO;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -PTREC_EIO;
-	}
 	uint64_t fsize = (uint64_t)st.st_size;
 	if (to == 0)
 		to = fsize;

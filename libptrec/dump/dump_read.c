@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "core/file_open.h"
 #include "dump/dump_read.h"
 #include "ptrec.h"
 
@@ -365,6 +368,99 @@ static int read_buildid(struct ptrec_dump *d, const uint8_t *payload, uint64_t s
 	return 0;
 }
 
+/* Checks the file header at buf (size bytes of the file's start; file_size in all) into *h. */
+static int check_header(const uint8_t *buf, size_t size, uint64_t file_size,
+                        struct ptrec_dump_header *h, struct ptrec_dump_error *err)
+{
+	if (size < sizeof(*h))
+		return fail(err, -PTREC_ETRUNC, 0, "file has %" PRIu64 " bytes, too short for the "
+		            "%zu-byte dump header", file_size, sizeof(*h));
+	memcpy(h, buf, sizeof(*h));
+	if (memcmp(h->magic, PTREC_DUMP_MAGIC, 8))
+		return fail(err, -PTREC_EFORMAT, 0, "bad magic: not a ptrec dump");
+	if (h->version < PTREC_DUMP_VERSION_MIN || h->version > PTREC_DUMP_VERSION)
+		return fail(err, -PTREC_EFORMAT, 8, "dump format version %" PRIu32 " not supported "
+		            "(this build reads versions %u to %u)", h->version,
+		            PTREC_DUMP_VERSION_MIN, PTREC_DUMP_VERSION);
+	if (h->header_size < sizeof(*h) || h->header_size % 8 || h->header_size > 4096)
+		return fail(err, -PTREC_EFORMAT, 12, "header_size %" PRIu32 " invalid",
+		            h->header_size);
+	return 0;
+}
+
+static ssize_t read_full(int fd, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int ptrec_dump_load(const char *path, struct ptrec_dump_file *f, struct ptrec_dump_error *err)
+{
+	struct ptrec_dump_header h;
+	struct stat st;
+	uint8_t head[sizeof(h)];
+	int fd, rc;
+
+	memset(f, 0, sizeof(*f));
+	memset(err, 0, sizeof(*err));
+	fd = ptrec_open_regular(path, &st);
+	if (fd < 0) {
+		if (errno == EINVAL)
+			return fail(err, -PTREC_EIO, 0, "not a regular file (a %s)",
+			            ptrec_file_type(st.st_mode));
+		return fail(err, -PTREC_EIO, 0, "cannot open: %s", strerror(errno));
+	}
+	/* The header first: a large file that is not a dump costs one small read. */
+	ssize_t n = read_full(fd, head, sizeof(head));
+	if (n < 0) {
+		rc = fail(err, -PTREC_EIO, 0, "read failed: %s", strerror(errno));
+		goto out;
+	}
+	rc = check_header(head, (size_t)n, (uint64_t)st.st_size, &h, err);
+	if (rc)
+		goto out;
+	if ((uint64_t)st.st_size > SIZE_MAX / 2) {
+		rc = fail(err, -PTREC_ENOMEM, 0, "file of %lld bytes is too large",
+		          (long long)st.st_size);
+		goto out;
+	}
+	f->size = (size_t)st.st_size;
+	f->data = malloc(f->size);
+	if (!f->data) {
+		rc = fail(err, -PTREC_ENOMEM, 0, "out of memory reading %zu bytes", f->size);
+		goto out;
+	}
+	memcpy(f->data, head, sizeof(head));
+	n = read_full(fd, f->data + sizeof(head), f->size - sizeof(head));
+	if (n < 0) {
+		rc = fail(err, -PTREC_EIO, sizeof(head), "read failed: %s", strerror(errno));
+		goto out;
+	}
+	f->size = sizeof(head) + (size_t)n; /* a file that shrank is read as far as it goes */
+out:
+	close(fd);
+	if (rc)
+		ptrec_dump_file_free(f);
+	return rc;
+}
+
+void ptrec_dump_file_free(struct ptrec_dump_file *f)
+{
+	free(f->data);
+	f->data = NULL;
+	f->size = 0;
+}
+
 int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
                      struct ptrec_dump_error *err)
 {
@@ -375,19 +471,9 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 
 	memset(d, 0, sizeof(*d));
 	memset(err, 0, sizeof(*err));
-	if (size < sizeof(h))
-		return fail(err, -PTREC_ETRUNC, 0, "file has %zu bytes, too short for the %zu-byte "
-		            "dump header", size, sizeof(h));
-	memcpy(&h, buf, sizeof(h));
-	if (memcmp(h.magic, PTREC_DUMP_MAGIC, 8))
-		return fail(err, -PTREC_EFORMAT, 0, "bad magic: not a ptrec dump");
-	if (h.version < PTREC_DUMP_VERSION_MIN || h.version > PTREC_DUMP_VERSION)
-		return fail(err, -PTREC_EFORMAT, 8, "dump format version %" PRIu32 " not supported "
-		            "(this build reads versions %u to %u)", h.version,
-		            PTREC_DUMP_VERSION_MIN, PTREC_DUMP_VERSION);
-	if (h.header_size < sizeof(h) || h.header_size % 8 || h.header_size > 4096)
-		return fail(err, -PTREC_EFORMAT, 12, "header_size %" PRIu32 " invalid",
-		            h.header_size);
+	rc = check_header(buf, size, size, &h, err);
+	if (rc)
+		return rc;
 	off = h.header_size;
 	if (off > size)
 		return fail(err, -PTREC_ETRUNC, size, "file ends inside the %" PRIu32

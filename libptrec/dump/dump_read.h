@@ -78,6 +78,21 @@ struct ptrec_dump_error {
 int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
                      struct ptrec_dump_error *err);
 
+/* A dump file read into memory by ptrec_dump_load. */
+struct ptrec_dump_file {
+	uint8_t *data;                     /* the file's bytes (malloc'd) */
+	size_t size;                       /* bytes at data */
+};
+
+/* Reads the dump at path for ptrec_dump_parse: opens it without blocking (a FIFO or device is
+ * refused: regular files only), reads and checks the header (magic, version, header size)
+ * first, and only then the rest, so a large file that is not a dump costs one small read.
+ * Returns 0, or -PTREC_EIO (cannot open or read), -PTREC_EFORMAT / -PTREC_ETRUNC (bad header),
+ * -PTREC_ENOMEM, with *err naming the offset and the cause; *f then holds nothing to free.
+ * Release with ptrec_dump_file_free. */
+int ptrec_dump_load(const char *path, struct ptrec_dump_file *f, struct ptrec_dump_error *err);
+void ptrec_dump_file_free(struct ptrec_dump_file *f);
+
 /* Frees what ptrec_dump_parse allocated. */
 void ptrec_dump_free(struct ptrec_dump *d);
 

@@ -6,7 +6,19 @@
 #include <time.h>
 
 #include "ptrec.h"
+#include "core/safe_str.h"
 #include "report/report.h"
+
+/* Thread names, comm and paths come from the crashed process (an attacker may choose them):
+ * printed with control bytes and non-ASCII as \xHH, so they cannot split lines or send
+ * terminal escapes.  "-" for an empty name. */
+static const char *esc(const char *s, char *buf, size_t cap)
+{
+	struct ptrec_sbuf b;
+	ptrec_sbuf_init(&b, buf, cap);
+	ptrec_sbuf_escaped(&b, s && s[0] ? s : "-");
+	return buf;
+}
 
 /* Formats one address as "0xADDR symbol+0xoff (file:line)"; at (may be NULL) overrides the
  * file:line (a frame that called an inlined function is at the call site). */
@@ -207,9 +219,10 @@ static void print_branches(struct ptrec_report *r, const struct ptrec_report_thr
 static void print_ring(const struct ptrec_report_thread *t, FILE *out)
 {
 	const struct ptrec_dump_thread *h = &t->rec->hdr;
+	char name[4 * sizeof(h->name) + 1];
 
 	fprintf(out, "  %-8" PRIu32 " %-16s %-13s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %-8s",
-	        h->tid, h->name[0] ? h->name : "-", ptrec_backend_name(h->backend), h->ring_size,
+	        h->tid, esc(h->name, name, sizeof(name)), ptrec_backend_name(h->backend), h->ring_size,
 	        h->data_size, t->total_branches,
 	        h->flags & PTREC_THREAD_UNTRACED ? "untraced"
 	        : h->flags & PTREC_THREAD_WRAPPED ? "wrapped" : "partial");
@@ -239,7 +252,9 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	fprintf(out, "ptrec report (format 1)%s%s\n", r->opt.dump_path ? " of " : "",
 	        r->opt.dump_path ? r->opt.dump_path : "");
 	fprintf(out, "\n== Process\n");
-	fprintf(out, "program:  %s (comm %s)\n", p->exe[0] ? p->exe : "?", p->comm);
+	char exe[4 * sizeof(p->exe) + 1], comm[4 * sizeof(p->comm) + 1];
+	fprintf(out, "program:  %s (comm %s)\n", esc(p->exe[0] ? p->exe : "?", exe, sizeof(exe)),
+	        esc(p->comm, comm, sizeof(comm)));
 	fprintf(out, "pid:      %" PRIu32 "  thread: %" PRIu32 "\n", p->pid, p->tid);
 	fprintf(out, "event:    %s", ptrec_report_event_name(p->event));
 	if (p->signo)
@@ -302,7 +317,8 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct ptrec_report_thread *t = &r->threads[i];
 		const struct ptrec_dump_thread *h = &t->rec->hdr;
-		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s\n", h->tid, h->name[0] ? h->name : "-",
+		char name[4 * sizeof(h->name) + 1];
+		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s\n", h->tid, esc(h->name, name, sizeof(name)),
 		        t->crashed ? " [crashed]" : "");
 		print_stack(r, t, t->crashed, out);
 		if (t->unwound)

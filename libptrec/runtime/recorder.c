@@ -66,12 +66,7 @@ int ptrec_backend_choose(const struct ptrec_backend_ops *const *cands, size_t n,
 /* The tool run at crash time: PTREC_BINDIR/ptrec, or $PTREC_TOOL when it is absolute. */
 static void tool_path_init(void)
 {
-	const char *s;
-#ifdef HAVE_SECURE_GETENV
-	s = secure_getenv("PTREC_TOOL");
-#else
-	s = getenv("PTREC_TOOL");
-#endif
+	const char *s = ptrec_env("PTREC_TOOL");
 	if (s && s[0] == '/' && strlen(s) < sizeof(ptrec_crash.tool_path))
 		snprintf(ptrec_crash.tool_path, sizeof(ptrec_crash.tool_path), "%s", s);
 	else
@@ -82,6 +77,8 @@ static int config_valid(const struct ptrec_config *cfg)
 {
 	return cfg->struct_size == sizeof(*cfg) && (unsigned)cfg->backend < PTREC_BACKEND_COUNT_ &&
 	       ptrec_ring_size_valid(cfg->ring_size) && cfg->memory_budget >= PTREC_RING_MIN &&
+	       (cfg->report_timeout_ms == 0 || (cfg->report_timeout_ms >= PTREC_REPORT_TIMEOUT_MIN &&
+	                                        cfg->report_timeout_ms <= PTREC_REPORT_TIMEOUT_MAX)) &&
 	       (!cfg->dump_dir || strlen(cfg->dump_dir) < PTREC_PATH_MAX - 64) &&
 	       (!cfg->filter || strlen(cfg->filter) < sizeof(ptrec_crash.filter));
 }
@@ -156,6 +153,9 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 		return -PTREC_ENOMEM;
 	}
 	tool_path_init();
+	ptrec_crash_prepare(ptrec_env("STATE_DIRECTORY"), ptrec_env("LOGS_DIRECTORY"),
+	                    ptrec_env("XDG_STATE_HOME"), ptrec_env("HOME"));
+	ptrec_syslog_prepare(ptrec_env("PTREC_SYSLOG"));
 	ptrec_cpu_fms(&ptrec_crash.cpu_family, &ptrec_crash.cpu_model, &ptrec_crash.cpu_stepping);
 	clock_params_init(ptrec_crash.backend);
 	atomic_store(&ptrec_rec.memory_used, 0);
@@ -217,6 +217,10 @@ PTREC_API int ptrec_status(struct ptrec_status *st)
 		}
 	}
 	snprintf(st->last_report, sizeof(st->last_report), "%s", ptrec_crash.last_report);
+	snprintf(st->settings_problems, sizeof(st->settings_problems), "%s",
+	         ptrec_settings_problems());
+	st->threads_no_altstack = ptrec_registry_no_altstack(st->no_altstack_tids,
+	                                                     sizeof(st->no_altstack_tids));
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }

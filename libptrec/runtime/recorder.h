@@ -66,4 +66,9 @@ int ptrec_registry_init(void);
  * of threads still running (they free theirs at exit). */
 void ptrec_registry_shutdown(void);
 
+/* Counts the process's threads (/proc/self/task) that have no alternate signal stack: not
+ * attached, or attached without one (mapping it failed).  Their ids go to tids, space-separated
+ * and cut to cap.  Returns the count. */
+unsigned ptrec_registry_no_altstack(char *tids, size_t cap);
+
 #endif

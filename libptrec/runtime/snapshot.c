@@ -107,20 +107,14 @@ PTREC_API int ptrec_snapshot_path(const char *reason, char *path, size_t pathlen
 	}
 
 	getcontext(&uc);
-	int fd = ptrec_dump_open(0, ptrec_gettid(), "snapshot", snap_dump, sizeof(snap_dump));
-	if (fd < 0) {
-		r = -PTREC_EIO;
-	} else {
-		struct ptrec_dump_request req = {
-			.fd = fd, .event = PTREC_EVENT_SNAPSHOT, .signo = 0, .info = NULL,
-			.ucontext = &uc, .tid = ptrec_gettid(), .reason = reason ? reason : "snapshot",
-			.source = PTREC_DUMP_COPIES, .threads = snap_list, .nthreads = n,
-		};
-		r = ptrec_dump_write(&req, 1);
-		close(fd);
-	}
+	struct ptrec_dump_request req = {
+		.fd = -1, .event = PTREC_EVENT_SNAPSHOT, .signo = 0, .info = NULL,
+		.ucontext = &uc, .tid = ptrec_gettid(), .reason = reason ? reason : "snapshot",
+		.source = PTREC_DUMP_COPIES, .threads = snap_list, .nthreads = n,
+	};
+	r = ptrec_dump_save(&req, 1, "snapshot", snap_dump, sizeof(snap_dump));
 	release_copies(n);
-	if (fd >= 0) {
+	if (snap_dump[0]) {
 		atomic_fetch_add(&ptrec_rec.snapshots_written, 1);
 		int report_ok = 0;
 		if (!(ptrec_crash.cfg.flags & PTREC_F_NO_REPORT))

@@ -21,6 +21,7 @@
  * close-on-exec and soft rings are plain memory, so nothing survives an exec. */
 #include "config.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +38,7 @@
 #include "runtime/recorder.h"
 
 #define SLOT_ORPHANED 0x100u /* slot flag: shut down while its thread ran; the owner frees it */
+#define SLOT_ALTSTACK 0x200u /* slot flag: the thread has an alternate signal stack */
 
 static pthread_key_t exit_key;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
@@ -51,8 +53,10 @@ static void altstack_install(struct ptrec_thread *t)
 	stack_t old, ss;
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
+	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE)) {
+		t->flags |= SLOT_ALTSTACK;
 		return; /* the application brought its own */
+	}
 	size_t len = PTREC_ALTSTACK_SIZE + 2 * (size_t)page;
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
 	               -1, 0);
@@ -69,6 +73,7 @@ static void altstack_install(struct ptrec_thread *t)
 	}
 	t->altstack = p;
 	t->altstack_len = len;
+	t->flags |= SLOT_ALTSTACK;
 }
 
 /* Removes the calling thread's sigaltstack if it is ours. */
@@ -297,6 +302,7 @@ static void atfork_child(void)
 	ptrec_crash_reset_after_fork();
 	if (!atomic_load(&ptrec_rec.initialized))
 		return;
+	ptrec_crash_prepare_after_fork();
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
 		struct ptrec_thread *t = ptrec_slot_at(i);
 		if (t == me || atomic_load(&t->state) == PTREC_SLOT_FREE)
@@ -315,7 +321,7 @@ static void atfork_child(void)
 	atomic_store(&me->pins, 0);
 	ring_close(me);
 	me->tid = ptrec_gettid();
-	me->flags = 0;
+	me->flags &= SLOT_ALTSTACK; /* the signal stack is inherited, the ring is not */
 	if (ptrec_crash.cfg.flags & PTREC_F_NO_FORK_RINGS)
 		me->flags |= PTREC_THREAD_UNTRACED;
 	else
@@ -324,6 +330,41 @@ static void atfork_child(void)
 		atomic_store(&ptrec_rec.threads_untraced, 1);
 	else
 		atomic_store(&ptrec_rec.threads_attached, 1);
+}
+
+unsigned ptrec_registry_no_altstack(char *tids, size_t cap)
+{
+	char line[32];
+	unsigned count = 0;
+	size_t used = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (cap)
+		tids[0] = '\0';
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		long tid = strtol(e->d_name, NULL, 10);
+		int covered = 0;
+		if (tid <= 0)
+			continue;
+		for (unsigned i = 0; i < PTREC_MAX_THREADS && !covered; i++) {
+			struct ptrec_thread *t = ptrec_slot_at(i);
+			covered = atomic_load(&t->state) == PTREC_SLOT_ACTIVE && t->tid == (pid_t)tid &&
+			          (t->flags & SLOT_ALTSTACK);
+		}
+		if (covered)
+			continue;
+		count++;
+		int n = snprintf(line, sizeof(line), "%s%ld", used ? " " : "", tid);
+		if (n > 0 && used + (size_t)n < cap) {
+			memcpy(tids + used, line, (size_t)n + 1);
+			used += (size_t)n;
+		}
+	}
+	closedir(d);
+	return count;
 }
 
 /* ---- pthread_create wrapping ------------------------------------------------------------- */

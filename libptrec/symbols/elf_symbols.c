@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/elf_check.h"
+#include "core/file_open.h"
 #include "symbols/elf_symbols.h"
 #include "ptrec.h"
 
@@ -500,10 +501,10 @@ int ptrec_elf_open_file(const char *path, struct ptrec_elf *elf, struct ptrec_wa
 	int fd, rc;
 
 	memset(elf, 0, sizeof(*elf));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = ptrec_open_regular(path, &st); /* a FIFO in a dump's MAPS must not hang us */
 	if (fd < 0)
 		return -PTREC_EIO;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+	if (st.st_size <= 0) {
 		close(fd);
 		errno = EINVAL;
 		return -PTREC_EIO;

@@ -159,33 +159,73 @@ static void gather(struct info *in)
 	in->env_filter = getenv("PTREC_FILTER");
 }
 
-/* Where the recorder writes, as one sentence. */
+/* Appends to buf (len bytes, *used of them taken), never past its end. */
+__attribute__((format(printf, 4, 5)))
+static void app(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	if (*used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
+}
+
+/* Where the recorder writes, as one sentence: the places in order, then the first that this
+ * user may write. */
 static void report_location(const struct info *in, char *buf, size_t len)
 {
-	const char *fallback = in->env_dir && *in->env_dir ? in->env_dir
-	                       : "the crashing process's cwd, else /tmp";
-	const char *pat = in->sys.core_pattern;
+	struct tool_place t[PTREC_PLACE_COUNT_];
+	const char *pat = in->sys.core_pattern_valid ? in->sys.core_pattern : NULL;
+	unsigned n = tool_places(pat, t);
+	size_t used = 0;
+	int first = -1;
 
-	if (!in->sys.core_pattern_valid) {
-		snprintf(buf, len, "core_pattern unreadable: ptrec writes ptrec.<comm>.<pid>.<time>"
-		         ".ptrec and .ptrec.txt to PTREC_DIR (%s)", fallback);
-	} else if (pat[0] == '|') {
-		snprintf(buf, len, "core_pattern pipes cores to a program (%.120s): ptrec writes "
-		         "ptrec.<comm>.<pid>.<time>.ptrec and .ptrec.txt to PTREC_DIR (%s)",
-		         pat + 1, fallback);
-	} else if (!pat[0]) {
-		snprintf(buf, len, "core_pattern is empty (no core files): ptrec writes "
-		         "ptrec.<comm>.<pid>.<time>.ptrec and .ptrec.txt to PTREC_DIR (%s)",
-		         fallback);
-	} else {
-		int pid_suffix = in->sys.core_uses_pid == 1 && !strstr(pat, "%p");
-
-		snprintf(buf, len, "next to the core file: %.150s%s.ptrec (raw dump) and %.150s%s"
-		         ".ptrec.txt (report)%s; if that directory is not writable, PTREC_DIR (%s)",
-		         pat, pid_suffix ? ".<pid>" : "", pat, pid_suffix ? ".<pid>" : "",
-		         pat[0] == '/' ? "" : ", relative to the crashing process's cwd",
-		         fallback);
+	if (!pat)
+		app(buf, len, &used, "core_pattern unreadable; ");
+	else if (pat[0] == '|')
+		app(buf, len, &used, "core_pattern pipes cores to a program (%.80s), not next to "
+		    "it; ", pat + 1);
+	app(buf, len, &used, "tries in order: PTREC_DIR%s", getenv("PTREC_DIR") ? "" : " (unset)");
+	for (unsigned i = 0; i < n; i++) {
+		if (t[i].usable && first < 0)
+			first = (int)i;
+		if (t[i].p.kind == PTREC_PLACE_DIR) {
+			app(buf, len, &used, " %s", t[i].p.path);
+			continue;
+		}
+		if (!strcmp(ptrec_place_name(t[i].p.kind), t[i].p.path))
+			app(buf, len, &used, ", %s", t[i].p.path);
+		else
+			app(buf, len, &used, ", %s %s%s", ptrec_place_name(t[i].p.kind), t[i].p.path,
+			    t[i].p.kind == PTREC_PLACE_CORE ? ".ptrec" : "");
 	}
+	if (first >= 0)
+		app(buf, len, &used, "; for this user: %s%s (%s)", t[first].p.path,
+		    t[first].p.kind == PTREC_PLACE_CORE ? ".ptrec" : "",
+		    ptrec_place_name(t[first].p.kind));
+	else
+		app(buf, len, &used, "; for this user: nowhere is writable");
+}
+
+/* Prints the places one per line with their verdicts. */
+static void print_places(const struct info *in)
+{
+	struct tool_place t[PTREC_PLACE_COUNT_];
+	unsigned n = tool_places(in->sys.core_pattern_valid ? in->sys.core_pattern : NULL, t);
+	int chosen = 0;
+
+	printf("  places, in order:\n");
+	for (unsigned i = 0; i < n; i++) {
+		printf("    %-22s %s%s: %s%s\n", ptrec_place_name(t[i].p.kind), t[i].p.path,
+		       t[i].p.kind == PTREC_PLACE_CORE ? ".ptrec" : "", t[i].why,
+		       t[i].usable && !chosen ? "  <- a crash report goes here" : "");
+		chosen |= t[i].usable;
+	}
+	printf("  every crash also logs one line to syslog (%s) and stderr\n",
+	       getenv("PTREC_SYSLOG") && *getenv("PTREC_SYSLOG") ? getenv("PTREC_SYSLOG") : "/dev/log");
 }
 
 /* ---- text report ------------------------------------------------------------------------- */
@@ -394,6 +434,7 @@ static void print_text(const struct info *in)
 	       "files)" : "");
 	report_location(in, loc, sizeof(loc));
 	printf("  ptrec writes          %s\n", loc);
+	print_places(in);
 
 	printf("\nBackends\n");
 	printf("  intel_pt              %s%s%s\n", in->pt_rc ? "rejected: " : "usable",

@@ -46,7 +46,7 @@ int cmd_report(int argc, char **argv)
 	const char *path = NULL;
 	const char *dirs[33];
 	size_t ndirs = 0;
-	struct tool_file f;
+	struct ptrec_dump_file f;
 	struct ptrec_dump dump;
 	struct ptrec_dump_error err;
 	struct ptrec_report rep;
@@ -127,12 +127,16 @@ missing:
 	opt.debug_dirs = dirs;
 	opt.dump_path = path;
 
-	if (tool_file_read(path, &f))
+	rc = ptrec_dump_load(path, &f, &err);
+	if (!rc)
+		rc = ptrec_dump_parse(f.data, f.size, &dump, &err);
+	if (rc == -PTREC_EIO) {
+		tool_error(path, -1, "%s", err.cause);
 		return TOOL_EXIT_INPUT;
-	rc = ptrec_dump_parse(f.data, f.size, &dump, &err);
+	}
 	if (rc) {
 		tool_error(path, (long long)err.offset, "%s (%s)", err.cause, ptrec_strerror(rc));
-		tool_file_free(&f);
+		ptrec_dump_file_free(&f);
 		return TOOL_EXIT_INPUT;
 	}
 	rc = ptrec_report_build(&rep, &dump, &opt);
@@ -154,6 +158,6 @@ missing:
 	}
 	ptrec_report_free(&rep);
 	ptrec_dump_free(&dump);
-	tool_file_free(&f);
+	ptrec_dump_file_free(&f);
 	return status;
 }

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"decode", cmd_decode, "decode an Intel PT trace into branches or instructions"},
 	{"report", cmd_report, "write the report of a ptrec dump"},
 	{"selftest", cmd_selftest, "record and decode a known workload with each backend"},
+	{"list", cmd_list, "list recent dumps, newest first"},
 };
 
 static void usage(FILE *out)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/report_dirs.h"
+
 int cmd_info(int argc, char **argv);    /* cmd_info.c: capability report */
 int cmd_packets(int argc, char **argv); /* cmd_packets.c: PT packet dump */
 int cmd_decode(int argc, char **argv);  /* cmd_decode.c: PT instruction/branch decode */
@@ -18,6 +20,7 @@ struct ptrec_pt_flow;
 int decode_stat(FILE *out, struct ptrec_pt_flow *f, const uint8_t *buf, size_t len);
 int cmd_report(int argc, char **argv);  /* cmd_report.c: report from a dump */
 int cmd_selftest(int argc, char **argv); /* cmd_selftest.c: record+decode self check */
+int cmd_list(int argc, char **argv);    /* cmd_list.c: recent reports, newest first */
 
 /* Exit statuses shared by all subcommands. */
 #define TOOL_EXIT_OK 0     /* success */
@@ -36,6 +39,23 @@ struct tool_file {
 	unsigned char *data;  /* contents (malloc'd; NULL for an empty file) */
 	size_t size;          /* bytes */
 };
+
+/* Opens an input file (core/file_open.h: never blocks, regular files only).  On failure prints
+ * a tool_error naming the file and the cause and returns -1; else the descriptor. */
+struct stat;
+int tool_open_input(const char *path, struct stat *st);
+
+/* One place a crash report may go, with the crash path's verdict for this user. */
+struct tool_place {
+	struct ptrec_place p;        /* the place (core/report_dirs.h) */
+	int usable;                  /* 1 if the real user may create files there */
+	char why[160];               /* "writable", "not usable: Permission denied", ... */
+};
+
+/* The places of this process's environment in the crash path's order (PTREC_DIR, next to the
+ * core file named by core_pattern, $STATE_DIRECTORY, ...), each judged.  core_pattern may be
+ * NULL (unknown).  Returns how many (report_place.c). */
+unsigned tool_places(const char *core_pattern, struct tool_place out[PTREC_PLACE_COUNT_]);
 
 /* Reads path fully.  On failure prints a tool_error naming the file and the cause and returns
  * -1; else 0.  Release with tool_file_free. */

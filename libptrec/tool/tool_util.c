@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file_open.h"
 #include "tool/tool.h"
 
 void tool_error(const char *file, long long offset, const char *fmt, ...)
@@ -27,6 +28,18 @@ void tool_error(const char *file, long long offset, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int tool_open_input(const char *path, struct stat *st)
+{
+	int fd = ptrec_open_regular(path, st);
+	if (fd >= 0)
+		return fd;
+	if (errno == EINVAL)
+		tool_error(path, -1, "not a regular file (a %s); give a file", ptrec_file_type(st->st_mode));
+	else
+		tool_error(path, -1, "cannot open: %s", strerror(errno));
+	return -1;
+}
+
 int tool_file_read(const char *path, struct tool_file *f)
 {
 	struct stat st;
@@ -34,16 +47,9 @@ int tool_file_read(const char *path, struct tool_file *f)
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		tool_error(path, -1, "cannot open: %s", strerror(errno));
+	fd = tool_open_input(path, &st);
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		tool_error(path, -1, "not a regular file");
-		close(fd);
-		return -1;
-	}
 	if (st.st_size > 0) {
 		f->data = malloc((size_t)st.st_size);
 		if (!f->data) {

@@ -6,8 +6,8 @@
 #   - the process died of SIGNAL (exit status 128 + number), or exited with STATUS when given
 #     (a previous handler that exits);
 #   - exactly one stderr line from ptrec names SIGNAL (or the assertion), the pid and the dump;
-#   - the dump lies where core_pattern puts the core (or the PTREC_DIR fallback when the pattern
-#     pipes or the directory is not writable), is mode 0600 and well formed (dump_check);
+#   - the dump lies in PTREC_DIR (the first place tried), is mode 0600 and well formed
+#     (dump_check);
 #   - the crashing thread's ring replays to a call stack ending in STACK (symbols from nm), or,
 #     for STACK = "last:F", its newest record lies in function F;
 #   - the dump holds the stack near SP and the vDSO, and the crasher's build-id (as readelf
@@ -30,18 +30,23 @@ mkdir "$work/fallback"
 export PTREC_DIR="$work/fallback"
 export PTREC_REPORT_TIMEOUT_MS=20000
 # The sanitizer build links the ASan runtime: keep its own handlers out of the way.
+# Reports go nowhere else: no systemd directories, no syslog datagrams from the tests.
+unset STATE_DIRECTORY LOGS_DIRECTORY
+export PTREC_SYSLOG=none
 export ASAN_OPTIONS="handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:detect_leaks=0:allow_user_segv_handler=1"
 # The instrumented backend on every machine (a PT machine would otherwise record PT packets).
 export PTREC_BACKEND=instrumented
 unset PTREC_FLAGS PTREC_RING_SIZE
 
-# Expected dump path as a shell glob, from core_pattern (independent of crash/dump_path.c).
+# Expected dump path as a shell glob: PTREC_DIR when set (the first place), else next to the
+# core file from core_pattern (independent of crash/dump_path.c), else the cwd.
 expected_glob() {
 	local pid=$1 signo=$2 pattern uses base
+	if [ -n "${PTREC_DIR:-}" ]; then echo "$PTREC_DIR/ptrec.$comm.$pid.*.ptrec"; return; fi
 	pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo core)
 	uses=$(cat /proc/sys/kernel/core_uses_pid 2>/dev/null || echo 0)
 	case "$pattern" in
-	"|"*) echo "$PTREC_DIR/ptrec.$comm.$pid.*.ptrec"; return ;;
+	"|"*) echo "$work/ptrec.$comm.$pid.*.ptrec"; return ;;
 	esac
 	base=$(printf '%s' "$pattern" | sed -e 's/%%/\x01/g' -e "s/%[pP]/$pid/g" -e "s/%e/$comm/g" \
 		-e 's/%[iItcE]/*/g' -e "s/%h/$(uname -n)/g" -e "s/%u/$(id -u)/g" -e "s/%g/$(id -g)/g" \
@@ -49,7 +54,7 @@ expected_glob() {
 	case "$pattern" in *%p*) ;; *) [ "$uses" = 1 ] && base="$base.$pid" ;; esac
 	case "$base" in /*) ;; *) base="$work/$base" ;; esac
 	if [ -w "$(dirname "$base")" ]; then echo "$base.ptrec"
-	else echo "$PTREC_DIR/ptrec.$comm.$pid.*.ptrec"; fi
+	else echo "$work/ptrec.$comm.$pid.*.ptrec"; fi
 }
 
 crash_run() {

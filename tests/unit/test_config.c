@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "ptrec.h"
@@ -52,12 +53,31 @@ static void test_defaults_and_env(void)
 	CHECK(cfg.report_branches == 128);
 	CHECK_STR(cfg.dump_dir, "/var/crash");
 
-	/* Invalid values keep the defaults. */
+	/* Invalid values keep the defaults, and are named (escaped) for ptrec_status. */
+	CHECK_STR(ptrec_settings_problems(), "");
 	setenv("PTREC_BACKEND", "magic", 1);
 	setenv("PTREC_RING_SIZE", "3000", 1);
+	setenv("PTREC_MEMORY", "-5", 1);
+	setenv("PTREC_BRANCHES", "abc\n", 1);
+	setenv("PTREC_REPORT_TIMEOUT_MS", "50", 1);
 	CHECK(ptrec_config_init(&cfg) == 0);
 	CHECK(cfg.backend == PTREC_BACKEND_AUTO);
 	CHECK(cfg.ring_size == PTREC_RING_DEFAULT);
+	CHECK(cfg.memory_budget == PTREC_MEMORY_DEFAULT);
+	CHECK(cfg.report_branches == 64);
+	CHECK(cfg.report_timeout_ms == 10000);
+	const char *p = ptrec_settings_problems();
+	CHECK(strstr(p, "PTREC_BACKEND=magic: not auto, none,") != NULL);
+	CHECK(strstr(p, "PTREC_RING_SIZE=3000: not a power of two from 4K to 128M, default kept") != NULL);
+	CHECK(strstr(p, "PTREC_MEMORY=-5: not a size") != NULL);
+	CHECK(strstr(p, "PTREC_BRANCHES=abc\\x0a: not a number") != NULL);
+	CHECK(strstr(p, "PTREC_REPORT_TIMEOUT_MS=50: not 0 (no report at crash time)") != NULL);
+	/* 0 is valid: no report at crash time. */
+	setenv("PTREC_REPORT_TIMEOUT_MS", "0", 1);
+	CHECK(ptrec_config_init(&cfg) == 0 && cfg.report_timeout_ms == 0);
+	unsetenv("PTREC_MEMORY");
+	unsetenv("PTREC_REPORT_TIMEOUT_MS");
+	unsetenv("PTREC_BRANCHES");
 }
 
 static void test_names(void)

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
+#include <string.h>
 
 static struct ptrec_core_info base(const char *pattern)
 {
@@ -24,8 +25,41 @@ static const char *expand(const struct ptrec_core_info *in)
 	return r == 0 ? out : ptrec_strerror(r);
 }
 
+/* The places, in order (README "Where reports go"). */
+static void test_places(void)
+{
+	struct ptrec_place p[PTREC_PLACE_COUNT_];
+	struct ptrec_place_env env = {
+		.dump_dir = "/srv/crash", .core_path = "/var/crash/core.srv.42",
+		.state_dir = "/var/lib/srv:/var/lib/other", .logs_dir = "/var/log/srv", .cwd = "/",
+		.xdg_state_home = "/home/u/.state", .home = "/home/u",
+	};
+	unsigned n = ptrec_places(&env, p);
+	CHECK(n == 8);
+	CHECK(p[0].kind == PTREC_PLACE_DIR && !strcmp(p[0].path, "/srv/crash") && !p[0].shared);
+	CHECK(p[1].kind == PTREC_PLACE_CORE && !strcmp(p[1].path, "/var/crash/core.srv.42"));
+	CHECK(p[2].kind == PTREC_PLACE_STATE && !strcmp(p[2].path, "/var/lib/srv"));
+	CHECK(p[3].kind == PTREC_PLACE_LOGS && !strcmp(p[3].path, "/var/log/srv"));
+	CHECK(p[4].kind == PTREC_PLACE_CWD && !strcmp(p[4].path, "/"));
+	CHECK(p[5].kind == PTREC_PLACE_HOME && !strcmp(p[5].path, "/home/u/.state/ptrec"));
+	CHECK(p[6].kind == PTREC_PLACE_VAR_TMP && !strcmp(p[6].path, "/var/tmp") && p[6].shared);
+	CHECK(p[7].kind == PTREC_PLACE_TMP && !strcmp(p[7].path, "/tmp") && p[7].shared);
+
+	/* Unset variables drop their place; a relative XDG_STATE_HOME falls back to $HOME;
+	 * HOME=/ (daemons) is no home. */
+	struct ptrec_place_env bare = {.cwd = "/run", .xdg_state_home = "rel", .home = "/home/u"};
+	n = ptrec_places(&bare, p);
+	CHECK(n == 4);
+	CHECK(p[0].kind == PTREC_PLACE_CWD);
+	CHECK(p[1].kind == PTREC_PLACE_HOME && !strcmp(p[1].path, "/home/u/.local/state/ptrec"));
+	bare.home = "/";
+	CHECK(ptrec_places(&bare, p) == 3);
+	CHECK_STR(ptrec_place_name(PTREC_PLACE_STATE), "STATE_DIRECTORY");
+}
+
 int main(void)
 {
+	test_places();
 	struct ptrec_core_info in;
 
 	/* A plain relative pattern lands in the process's cwd. */

@@ -1,0 +1,189 @@
+/* hardener.c — crashes the way the hardening tests need (issue 16, issue 10 part 3), with
+ * libptrec recording, and two helpers the tests use as oracles.
+ *
+ *   hardener CASE             crash after ptrec_init(NULL):
+ *     segv                    a plain SIGSEGV in crash_here()
+ *     nondumpable             prctl(PR_SET_DUMPABLE, 0), then SIGSEGV
+ *     redumpable              prctl(PR_SET_DUMPABLE, 1) (a setuid program that wants dumps),
+ *                             then SIGSEGV
+ *     secret_fd               opens a file without O_CLOEXEC as fd 3 and fd 200, then SIGSEGV
+ *     evil_name               names the thread "ev\nil\033[31m", then SIGSEGV
+ *     emfile                  uses every free descriptor, then SIGSEGV
+ *     emfile_noreserve        the same after closing the descriptor libptrec reserved
+ *     pre_thread_overflow     two threads started before ptrec_init; one attaches, prints the
+ *                             ptrec_status line "no_altstack COUNT TIDS", then "idle_tid TID"
+ *                             (the other one's), and overflows its stack
+ *     status                  prints "settings_problems TEXT" from ptrec_status and exits 0
+ *   hardener report DUMP      stands in for `ptrec report` (PTREC_TOOL): prints its open
+ *                             descriptors ("fd N" lines, from /proc/self/fd) and exits 0
+ *   hardener syslog-sink SOCKET OUT SECONDS
+ *                             binds a datagram socket at SOCKET, writes the first datagram
+ *                             received to OUT; exits 0, or 1 after SECONDS without one
+ *
+ * Crash cases exit 96 when they did not crash. */
+#include <dirent.h>
+#include <stdatomic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrec.h"
+#include "crash/crash.h"
+
+static volatile uintptr_t addr_null = 0;
+static volatile int keep_recursing = 1;
+static volatile int sink;
+
+__attribute__((noinline)) static void crash_here(void)
+{
+	*(volatile int *)addr_null = 1;
+}
+
+__attribute__((noinline)) static int overflow(int depth)
+{
+	volatile char pad[256];
+	pad[depth & 255] = (char)depth;
+	return keep_recursing ? overflow(depth + 1) + pad[0] : pad[0];
+}
+
+static int report_stand_in(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	if (!d)
+		return 2;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+			printf("fd %s\n", e->d_name);
+	closedir(d);
+	return 0;
+}
+
+static int syslog_sink(const char *path, const char *out, int seconds)
+{
+	struct sockaddr_un a;
+	char buf[8192];
+	int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+	if (s < 0 || strlen(path) >= sizeof(a.sun_path))
+		return 2;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	strcpy(a.sun_path, path);
+	unlink(path);
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) != 0)
+		return 2;
+	struct timeval tv = {seconds, 0};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ssize_t n = recv(s, buf, sizeof(buf), 0);
+	if (n < 0)
+		return 1;
+	FILE *f = fopen(out, "w");
+	if (!f || fwrite(buf, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0)
+		return 2;
+	return 0;
+}
+
+static void use_every_fd(void)
+{
+	while (open("/dev/null", O_RDONLY) >= 0)
+		;
+}
+
+static pthread_barrier_t started, attach_now;
+static pthread_t pre[2];
+static _Atomic long idle_tid;
+
+static void *pre_thread(void *arg)
+{
+	int attacher = arg != NULL;
+	if (!attacher)
+		idle_tid = (long)ptrec_gettid();
+	pthread_barrier_wait(&started);
+	pthread_barrier_wait(&attach_now);
+	if (!attacher) {
+		pause();
+		return NULL;
+	}
+	ptrec_thread_attach();
+	struct ptrec_status st = {.struct_size = sizeof(st)};
+	ptrec_status(&st);
+	printf("no_altstack %u %s\n", st.threads_no_altstack, st.no_altstack_tids);
+	printf("idle_tid %ld\n", (long)idle_tid);
+	fflush(stdout);
+	sink = overflow(0);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "report"))
+		return report_stand_in();
+	if (argc == 5 && !strcmp(argv[1], "syslog-sink"))
+		return syslog_sink(argv[2], argv[3], atoi(argv[4]));
+	if (argc != 2) {
+		fprintf(stderr, "usage: hardener CASE\n");
+		return 98;
+	}
+	const char *c = argv[1];
+	if (!strcmp(c, "pre_thread_overflow")) {
+		pthread_barrier_init(&started, NULL, 3);
+		pthread_barrier_init(&attach_now, NULL, 3);
+		pthread_create(&pre[0], NULL, pre_thread, NULL);
+		pthread_create(&pre[1], NULL, pre_thread, (void *)1);
+		pthread_barrier_wait(&started); /* both exist before ptrec_init */
+	}
+	int r = ptrec_init(NULL);
+	if (r != 0) {
+		fprintf(stderr, "hardener: ptrec_init: %s\n", ptrec_strerror(r));
+		return 97;
+	}
+	if (!strcmp(c, "status")) {
+		struct ptrec_config cfg;
+		ptrec_config_init(&cfg); /* a second look at the environment says nothing more */
+		struct ptrec_status st = {.struct_size = sizeof(st)};
+		ptrec_status(&st);
+		printf("settings_problems %s\n", st.settings_problems);
+		printf("ring_size %zu\n", st.ring_size);
+		return 0;
+	}
+	if (!strcmp(c, "segv") || !strcmp(c, "redumpable")) {
+		if (c[0] == 'r')
+			prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		crash_here();
+	} else if (!strcmp(c, "nondumpable")) {
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		crash_here();
+	} else if (!strcmp(c, "secret_fd")) {
+		int fd = open("/proc/self/status", O_RDONLY);
+		if (fd < 0 || dup2(fd, 3) != 3 || dup2(fd, 200) != 200)
+			return 99;
+		crash_here();
+	} else if (!strcmp(c, "evil_name")) {
+		prctl(PR_SET_NAME, "ev\nil\033[31m", 0, 0, 0);
+		crash_here();
+	} else if (!strcmp(c, "emfile")) {
+		use_every_fd();
+		crash_here();
+	} else if (!strcmp(c, "emfile_noreserve")) {
+		close(ptrec_crash_reserved_fd());
+		use_every_fd();
+		crash_here();
+	} else if (!strcmp(c, "pre_thread_overflow")) {
+		pthread_barrier_wait(&attach_now);
+		pthread_join(pre[1], NULL);
+	} else {
+		fprintf(stderr, "hardener: unknown case %s\n", c);
+		return 98;
+	}
+	fprintf(stderr, "hardener: %s did not crash\n", c);
+	return 96;
+}

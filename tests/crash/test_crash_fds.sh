@@ -1,0 +1,17 @@
+#!/bin/sh
+# A process that used every descriptor still gets its dump (libptrec keeps one in reserve from
+# ptrec_init); without the reserve the stderr line names the real cause.
+. "$top_srcdir/tests/crash/hardening_common.sh"
+hrun emfile
+[ "$status" -eq 139 ] || fail "exit status $status, expected 139"
+dump=$(the_dump "$PTREC_DIR") || exit 1
+"$checker" "$dump" >"$work/check.txt" || fail "malformed dump"
+grep -q "complete 1" "$work/check.txt" || fail "dump not complete"
+case "$(ptrec_line)" in *": dump $dump"*) ;; *) fail "stderr line does not name the dump" ;; esac
+rm -f "$PTREC_DIR"/*
+
+hrun emfile_noreserve
+[ "$status" -eq 139 ] || fail "exit status $status, expected 139"
+case "$(ptrec_line)" in *": no dump written (no free file descriptor"*) ;;
+*) fail "stderr line does not name the lack of descriptors: $(ptrec_line)" ;; esac
+echo "PASS: descriptors"
