@@ -118,8 +118,8 @@ struct ptrec_config {
 	unsigned report_branches;    /* PTREC_BRANCHES: branches shown per thread (default 64) */
 	unsigned report_timeout_ms;  /* PTREC_REPORT_TIMEOUT_MS: bound on crash-time decoding
 	                                (default 10000); the raw dump is kept either way */
-	unsigned snapshot_interval_ms; /* PTREC_SNAPSHOT_INTERVAL_MS: minimum time between two
-	                                  snapshots (default 1000) */
+	unsigned snapshot_interval_ms; /* PTREC_SNAPSHOT_INTERVAL_MS: minimum time from the end of
+	                                  one snapshot to the next (default 1000) */
 	unsigned snapshot_max_files; /* PTREC_SNAPSHOT_MAX: snapshots written per process
 	                                (default 16) */
 	const char *filter;          /* PTREC_FILTER: intel_pt address filter in perf syntax
