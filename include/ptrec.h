@@ -123,8 +123,8 @@ struct ptrec_config {
 	                                crash time.  The raw dump is kept either way; a report
 	                                cut short is removed when empty, else ends with a line
 	                                saying it is incomplete */
-	unsigned snapshot_interval_ms; /* PTREC_SNAPSHOT_INTERVAL_MS: minimum time between two
-	                                  snapshots (default 1000) */
+	unsigned snapshot_interval_ms; /* PTREC_SNAPSHOT_INTERVAL_MS: minimum time from the end of
+	                                  one snapshot to the next (default 1000) */
 	unsigned snapshot_max_files; /* PTREC_SNAPSHOT_MAX: snapshots written per process
 	                                (default 16) */
 	const char *filter;          /* PTREC_FILTER: intel_pt address filter in perf syntax

@@ -127,6 +127,8 @@ PTREC_API int ptrec_snapshot_path(const char *reason, char *path, size_t pathlen
 		if (path && pathlen)
 			ptrec_strlcpy(path, ptrec_crash.last_report, pathlen);
 	}
+	/* The interval runs from the end of this snapshot: a slow report does not use it up. */
+	clock_gettime(CLOCK_MONOTONIC, &ptrec_rec.last_snapshot);
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return r;
 }
