@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"packets", cmd_packets, "print the Intel PT packets of a trace, one per line"},
 	{"decode", cmd_decode, "decode an Intel PT trace into branches or instructions"},
 	{"report", cmd_report, "write the report of a ptrec dump"},
+	{"cflags", cmd_cflags, "print the cheapest instrumentation flags for $CC"},
 };
 
 static void usage(FILE *out)

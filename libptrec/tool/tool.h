@@ -17,6 +17,7 @@ struct ptrec_pt_flow;
  * of `ptrec decode --stat` to out.  Returns 0 or a negative error from the decoder. */
 int decode_stat(FILE *out, struct ptrec_pt_flow *f, const uint8_t *buf, size_t len);
 int cmd_report(int argc, char **argv);  /* cmd_report.c: report from a dump */
+int cmd_cflags(int argc, char **argv);  /* cmd_cflags.c: instrumentation flags for $CC */
 
 /* Exit statuses shared by all subcommands. */
 #define TOOL_EXIT_OK 0     /* success */
