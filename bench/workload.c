@@ -1,10 +1,11 @@
-/* workload.c — the CPU-bound workload of the recorder benchmarks, compiled three times with
- * WL_NAME set to plain, calls or edges and different instrumentation (none, -finstrument-functions,
- * -fsanitize-coverage=trace-pc), so one benchmark binary can compare them.
+/* workload.c — the CPU-bound workload of the recorder benchmarks, compiled several times with
+ * WL_NAME set to the build's name and different instrumentation (none, -finstrument-functions,
+ * -fsanitize-coverage=trace-pc, the recommended flags for GCC and for Clang), so one benchmark
+ * binary can compare them.
  *
- * Two parts: a call-heavy one (naive recursive Fibonacci: one call and one return per node)
- * and a branch-heavy one (insertion sort of a pseudo-random array: loops and conditional
- * branches, few calls). */
+ * Three parts: a call-heavy one (naive recursive Fibonacci: one call and one return per node),
+ * a branch-heavy one (insertion sort of a pseudo-random array: loops and conditional
+ * branches, few calls), and a loop calling one small function that is never inlined. */
 #include <stdint.h>
 
 #include "workload.h"
@@ -21,6 +22,20 @@ static uint64_t FN(fib_)(unsigned n)
 uint64_t FN(wl_calls_)(unsigned n)
 {
 	return FN(fib_)(n);
+}
+
+static __attribute__((noinline)) uint64_t FN(leaf_)(uint64_t x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x * 2654435761u + 1;
+}
+
+uint64_t FN(wl_leaf_calls_)(unsigned n)
+{
+	uint64_t x = 1;
+	for (unsigned i = 0; i < n; i++)
+		x = FN(leaf_)(x);
+	return x;
 }
 
 uint64_t FN(wl_branches_)(unsigned n, unsigned rounds)

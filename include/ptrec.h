@@ -34,6 +34,16 @@ extern "C" {
 #define PTREC_PRINTF(f, a)
 #endif
 
+/* PTREC_NO_TRACE: put on a function that the instrumented backend should not record (a hot
+ * leaf that fills the ring: `ptrec report` lists the functions that fill it fastest).  Works
+ * with every instrumentation `ptrec cflags` prints (GCC -pg/-mfentry and
+ * -finstrument-functions, Clang -finstrument-functions-after-inlining); no effect on PT/BTS. */
+#if defined(__GNUC__)
+#define PTREC_NO_TRACE __attribute__((no_instrument_function))
+#else
+#define PTREC_NO_TRACE
+#endif
+
 /* ---- Version ---------------------------------------------------------------------------- */
 
 #define PTREC_VERSION_MAJOR 0
@@ -98,6 +108,9 @@ PTREC_API int ptrec_backend_parse(const char *name);
 #define PTREC_F_NO_FORK_RINGS 0x2u /* fork children run untraced instead of getting fresh rings */
 #define PTREC_F_NO_REPORT     0x4u /* write the raw dump only; decode later with `ptrec report` */
 #define PTREC_F_NO_THREADS    0x8u /* do not attach threads created after init automatically */
+#define PTREC_F_SOFT_TIME     0x10u /* instrumented backend: a TSC time in every call/return/edge
+                                       record (one rdtsc per hook: measure with bench_overhead;
+                                       markers always carry the time) */
 #define PTREC_F_DUMP_FIRST    0x100u /* PTREC_CHAIN=first: write the dump at the first crash
                                       signal, before the application's own handler runs (default,
                                       PTREC_CHAIN=dying: only when that handler lets the process

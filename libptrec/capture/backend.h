@@ -25,6 +25,7 @@ struct ptrec_ring {
 	uint64_t soft_mask;       /* instrumented: size - 1 while the hooks may write, 0 while
 	                             frozen or closed (the hooks' only check) */
 	uint64_t soft_format;     /* instrumented: PTREC_SOFT_FMT_* of the records (core/branch.h) */
+	int soft_seen;            /* instrumented: 1 once a hook found this ring not recording */
 	volatile int frozen;      /* 1 once frozen; software writers stop appending */
 	uint64_t config;          /* perf_event_attr.config as opened (PT/BTS), else 0 */
 	uint64_t config1;         /* perf_event_attr.config1 */

@@ -32,7 +32,10 @@ static struct ptrec_ring soft_none;
 PTREC_API __thread struct ptrec_ring *__ptrec_soft_tls __attribute__((tls_model("initial-exec"))) =
 	&soft_none;
 
-volatile int ptrec_soft_hooks_seen;
+int ptrec_soft_hooks_ran(void)
+{
+	return __atomic_load_n(&soft_none.soft_seen, __ATOMIC_RELAXED);
+}
 
 /* TSC and CLOCK_MONOTONIC read together when the first ring opened: the calibration base. */
 static uint64_t calib_tsc;
@@ -52,8 +55,12 @@ NOINSTR void ptrec_soft_append(uint64_t from, uint64_t to, unsigned kind)
 
 NOINSTR void ptrec_soft_mark(uint64_t value)
 {
-	ptrec_soft_put(((uint64_t)PTREC_SOFT_MARK << 60) | (ptrec_soft_tsc() & PTREC_SOFT_TSC_MASK),
-	               value);
+	struct ptrec_ring *r = __ptrec_soft_tls;
+	uint64_t m = r->soft_mask;
+	if (!m)
+		return;
+	ptrec_soft_store(r, m, ((uint64_t)PTREC_SOFT_MARK << 60) |
+	                 (ptrec_soft_tsc() & PTREC_SOFT_TSC_MASK), value);
 }
 
 void ptrec_soft_time_convert(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1,
@@ -111,7 +118,7 @@ void ptrec_soft_view_make(const uint8_t *data, size_t size, uint64_t head,
 
 static int soft_probe(const struct ptrec_config *cfg, char *reason, size_t reason_len)
 {
-	if (ptrec_soft_hooks_seen || cfg->backend == PTREC_BACKEND_INSTRUMENTED)
+	if (ptrec_soft_hooks_ran() || cfg->backend == PTREC_BACKEND_INSTRUMENTED)
 		return 0;
 	snprintf(reason, reason_len,
 	         "no instrumented code ran before ptrec_init (build with -finstrument-functions "
@@ -119,10 +126,16 @@ static int soft_probe(const struct ptrec_config *cfg, char *reason, size_t reaso
 	return -PTREC_ENOSUPP;
 }
 
+/* The soft_mask of a recording ring: its offset mask, and the timed bit. */
+static uint64_t live_mask(const struct ptrec_ring *ring)
+{
+	return (uint64_t)(ring->size - 1) |
+	       ((ring->soft_format & PTREC_SOFT_FMT_TIMED) ? PTREC_SOFT_MASK_TIMED : 0);
+}
+
 static int soft_open(struct ptrec_ring *ring, size_t size, const struct ptrec_config *cfg,
                      char *reason, size_t reason_len)
 {
-	(void)cfg;
 	if (size < sizeof(struct ptrec_soft_record) || (size & (size - 1))) {
 		snprintf(reason, reason_len, "ring size %zu is not a power of two", size);
 		return -PTREC_EINVAL;
@@ -138,12 +151,13 @@ static int soft_open(struct ptrec_ring *ring, size_t size, const struct ptrec_co
 	ring->size = size;
 	ring->mmap_base = p;
 	ring->mmap_size = size;
-	ring->soft_format = PTREC_SOFT_FMT_TIMED | (PTREC_SOFT_TIME_SHIFT << 8);
+	ring->soft_format = (cfg->flags & PTREC_F_SOFT_TIME)
+	                    ? PTREC_SOFT_FMT_TIMED | (PTREC_SOFT_TIME_SHIFT << 8) : 0;
 	if (!__atomic_load_n(&calib_tsc, __ATOMIC_RELAXED)) {
 		calib_ns = mono_ns();
 		__atomic_store_n(&calib_tsc, ptrec_soft_tsc(), __ATOMIC_RELEASE);
 	}
-	ring->soft_mask = size - 1;
+	ring->soft_mask = live_mask(ring);
 	__ptrec_soft_tls = ring;
 	return 0;
 }
@@ -178,7 +192,7 @@ static int soft_freeze(struct ptrec_ring *ring)
 static int soft_thaw(struct ptrec_ring *ring)
 {
 	ring->frozen = 0;
-	__atomic_store_n(&ring->soft_mask, (uint64_t)ring->size - 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ring->soft_mask, live_mask(ring), __ATOMIC_SEQ_CST);
 	return 0;
 }
 

@@ -10,8 +10,9 @@
 #include "capture/backend.h"
 
 
-/* 1 once an instrumentation hook ran in this process (the program carries the hooks). */
-extern volatile int ptrec_soft_hooks_seen;
+/* Returns 1 once an instrumentation hook ran in a thread without a ring (the program carries
+ * instrumentation), else 0. */
+int ptrec_soft_hooks_ran(void);
 
 /* Appends one BRANCH record (from, to, kind = enum ptrec_branch_kind) to the calling thread's
  * soft ring; nothing if it has none or it is frozen.  ASYNC-SIGNAL-SAFE, lock-free. */

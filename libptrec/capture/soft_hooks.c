@@ -33,17 +33,17 @@ __attribute__((no_caller_saved_registers)) HOOK void __ptrec_fentry(void);
 
 HOOK void __cyg_profile_func_enter(void *fn, void *call_site)
 {
-	ptrec_soft_put_timed(PTREC_SOFT_CALL, (uintptr_t)call_site, (uintptr_t)fn);
+	ptrec_soft_put_kind(PTREC_SOFT_CALL, (uintptr_t)call_site, (uintptr_t)fn);
 }
 
 HOOK void __cyg_profile_func_exit(void *fn, void *call_site)
 {
-	ptrec_soft_put_timed(PTREC_SOFT_RET, (uintptr_t)fn, (uintptr_t)call_site);
+	ptrec_soft_put_kind(PTREC_SOFT_RET, (uintptr_t)fn, (uintptr_t)call_site);
 }
 
 HOOK void __sanitizer_cov_trace_pc(void)
 {
-	ptrec_soft_put_timed(PTREC_SOFT_EDGE, (uintptr_t)__builtin_return_address(0), 0);
+	ptrec_soft_put_kind(PTREC_SOFT_EDGE, (uintptr_t)__builtin_return_address(0), 0);
 }
 
 /* Called before the callee's prologue, so every argument register is live: the attribute

@@ -28,11 +28,8 @@
  * from libptrec.so for the hook archive. */
 extern PTREC_API __thread struct ptrec_ring *__ptrec_soft_tls __attribute__((tls_model("initial-exec")));
 
-/* Set to 1 when a hook ran without a ring (the program carries instrumentation). */
-extern volatile int ptrec_soft_hooks_seen;
-
-/* TSC bits dropped from CALL/RET/EDGE times: x = (TSC >> 6) mod 2^28, i.e. ~20 ns units that
- * wrap after 2^34 cycles (several seconds). */
+/* TSC bits dropped from CALL/RET/EDGE times (when the ring is timed): x = (TSC >> 6) mod 2^28,
+ * i.e. ~20 ns units that wrap after 2^34 cycles (several seconds). */
 #define PTREC_SOFT_TIME_SHIFT 6
 
 PTREC_SOFT_HOT uint64_t ptrec_soft_tsc(void)
@@ -42,18 +39,13 @@ PTREC_SOFT_HOT uint64_t ptrec_soft_tsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* Appends {w0, w1} to the calling thread's ring, or marks the hooks seen when it has none. */
-PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
+/* soft_mask bit 63: records carry the time (PTREC_F_SOFT_TIME).  Rings are far smaller than
+ * 2^63 and so is head, so the bit never changes an offset. */
+#define PTREC_SOFT_MASK_TIMED (1ull << 63)
+
+/* Stores {w0, w1} at the head of ring r whose soft_mask is m. */
+PTREC_SOFT_HOT void ptrec_soft_store(struct ptrec_ring *r, uint64_t m, uint64_t w0, uint64_t w1)
 {
-	if (__builtin_expect(ptrec_hook_gate.stopped, 0))
-		return; /* a crash is being handled: touch nothing the application can rewrite */
-	struct ptrec_ring *r = __ptrec_soft_tls;
-	uint64_t m = r->soft_mask;
-	if (__builtin_expect(m == 0, 0)) {
-		if (!ptrec_soft_hooks_seen)
-			ptrec_soft_hooks_seen = 1;
-		return;
-	}
 	uint64_t h = r->head;
 	uint64_t *p = (uint64_t *)(void *)(r->data + (h & m));
 	p[0] = w0;
@@ -64,11 +56,43 @@ PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
 	r->head = h + sizeof(struct ptrec_soft_record);
 }
 
-/* A record of kind with addresses a, b and the current time in x. */
-PTREC_SOFT_HOT void ptrec_soft_put_timed(unsigned kind, uint64_t a, uint64_t b)
+/* Notes on r that a hook ran while it was not recording (cold path; for the ring of threads
+ * without one, this tells that the program carries instrumentation). */
+PTREC_SOFT_HOT void ptrec_soft_no_ring(struct ptrec_ring *r)
 {
-	uint64_t x = ptrec_soft_tsc() >> PTREC_SOFT_TIME_SHIFT;
-	ptrec_soft_put(PTREC_SOFT_W0(kind, a, x), PTREC_SOFT_W1(b, x));
+	if (!r->soft_seen)
+		r->soft_seen = 1;
+}
+
+/* Appends {w0, w1} to the calling thread's ring, or marks the hooks seen when it has none. */
+PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
+{
+	if (__builtin_expect(ptrec_hook_gate.stopped, 0))
+		return; /* a crash is being handled: touch nothing the application can rewrite */
+	struct ptrec_ring *r = __ptrec_soft_tls;
+	uint64_t m = r->soft_mask;
+	if (__builtin_expect(m == 0, 0)) {
+		ptrec_soft_no_ring(r);
+		return;
+	}
+	ptrec_soft_store(r, m, w0, w1);
+}
+
+/* A record of kind with addresses a and b, and the time in x when the ring is timed. */
+PTREC_SOFT_HOT void ptrec_soft_put_kind(unsigned kind, uint64_t a, uint64_t b)
+{
+	if (__builtin_expect(ptrec_hook_gate.stopped, 0))
+		return; /* a crash is being handled: touch nothing the application can rewrite */
+	struct ptrec_ring *r = __ptrec_soft_tls;
+	uint64_t m = r->soft_mask;
+	if (__builtin_expect(m == 0, 0)) {
+		ptrec_soft_no_ring(r);
+		return;
+	}
+	uint64_t x = 0;
+	if (__builtin_expect((int64_t)m < 0, 0))
+		x = ptrec_soft_tsc() >> PTREC_SOFT_TIME_SHIFT;
+	ptrec_soft_store(r, m, PTREC_SOFT_W0(kind, a, x), PTREC_SOFT_W1(b, x));
 }
 
 #endif

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -146,6 +147,53 @@ static void print_stack(struct ptrec_report *r, const struct ptrec_report_thread
 		             "shown\n");
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Instrumented rings: the functions whose calls take the most of the history (candidates for
+ * PTREC_NO_TRACE), at most 5, with their share of the calls. */
+static void print_busiest(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
+{
+	uint64_t *to = malloc((t->nbranches ? t->nbranches : 1) * sizeof(*to));
+	uint64_t best[5] = {0}, count[5] = {0};
+	size_t n = 0;
+
+	if (!to)
+		return;
+	for (size_t i = 0; i < t->nbranches; i++)
+		if (t->branches[i].kind == PTREC_BR_CALL)
+			to[n++] = t->branches[i].to;
+	qsort(to, n, sizeof(*to), cmp_u64);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && to[j] == to[i])
+			j++;
+		/* Insert (to[i], j - i) into the top 5, largest first. */
+		for (size_t k = 0; k < 5; k++) {
+			if (j - i > count[k]) {
+				memmove(best + k + 1, best + k, (4 - k) * sizeof(*best));
+				memmove(count + k + 1, count + k, (4 - k) * sizeof(*count));
+				best[k] = to[i];
+				count[k] = j - i;
+				break;
+			}
+		}
+		i = j;
+	}
+	if (n) {
+		fprintf(out, "functions filling the ring fastest (calls in the history; PTREC_NO_TRACE "
+		             "drops a hot leaf):\n");
+		for (size_t k = 0; k < 5 && count[k]; k++) {
+			struct ptrec_symbol sym;
+			ptrec_symbolize(&r->sym, best[k], 0, &sym);
+			fprintf(out, "  %6" PRIu64 " %5.1f%%  %s\n", count[k], 100.0 * count[k] / n,
+			        sym.name ? sym.name : "?");
+		}
+	}
+	free(to);
 static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
 {
 	char buf[1400];
@@ -321,6 +369,29 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s\n", h->tid, esc(h->name, name, sizeof(name)),
 		        t->crashed ? " [crashed]" : "");
 		print_stack(r, t, t->crashed, out);
+		if (t->crashed) {
+			fprintf(out, "frame-pointer backtrace (from registers and dumped stack):\n");
+			for (size_t k = 0; k < r->nbacktrace; k++) {
+				size_t same = 1;
+				while (k + same < r->nbacktrace && r->backtrace[k + same] == r->backtrace[k])
+					same++;
+				if (k > 0 && same > 2) {
+					fprintf(out, "  #%zu-#%zu %s  (%zu identical frames: recursion)\n", k,
+					        k + same - 1, loc(r, r->backtrace[k], 1, buf, sizeof(buf)),
+					        same);
+					k += same - 1;
+					continue;
+				}
+				fprintf(out, "  #%-3zu %s\n", k,
+				        loc(r, r->backtrace[k], k > 0, buf, sizeof(buf)));
+			}
+			if (!r->nbacktrace)
+				fprintf(out, "  (none: no registers)\n");
+			else if (r->nbacktrace == 1)
+				fprintf(out, "  (stops: frame pointer outside the dumped stack)\n");
+		}
+		if (t->soft)
+			print_busiest(r, t, out);
 		if (t->unwound)
 			print_unwound(r, t, out);
 		print_branches(r, t, t->crashed ? r->opt.branches : r->opt.other_branches, out);

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"report", cmd_report, "write the report of a ptrec dump"},
 	{"selftest", cmd_selftest, "record and decode a known workload with each backend"},
 	{"list", cmd_list, "list recent dumps, newest first"},
+	{"cflags", cmd_cflags, "print the cheapest instrumentation flags for $CC"},
 };
 
 static void usage(FILE *out)

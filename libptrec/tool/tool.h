@@ -21,6 +21,7 @@ int decode_stat(FILE *out, struct ptrec_pt_flow *f, const uint8_t *buf, size_t l
 int cmd_report(int argc, char **argv);  /* cmd_report.c: report from a dump */
 int cmd_selftest(int argc, char **argv); /* cmd_selftest.c: record+decode self check */
 int cmd_list(int argc, char **argv);    /* cmd_list.c: recent reports, newest first */
+int cmd_cflags(int argc, char **argv);  /* cmd_cflags.c: instrumentation flags for $CC */
 
 /* Exit statuses shared by all subcommands. */
 #define TOOL_EXIT_OK 0     /* success */

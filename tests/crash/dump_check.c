@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	struct ptrec_dump_process p;
 	int have_process = 0, complete = 0, nthread_recs = 0;
 	size_t off = h.header_size;
-	const uint8_t *crashed = NULL; size_t crashed_len = 0;
+	const uint8_t *crashed = NULL; size_t crashed_len = 0; uint64_t crashed_sp = 0;
 	const char *maps = NULL; size_t maps_len = 0;
 	uint64_t rip = 0;
 	const uint8_t *mem_at[64]; size_t nmem = 0;
@@ -120,6 +120,7 @@ int main(int argc, char **argv)
 			if (t.flags & PTREC_THREAD_CRASHED) {
 				crashed = buf + pay + sizeof(t);
 				crashed_len = t.data_size;
+				crashed_sp = t.stack_pointer;
 			}
 			nthread_recs++;
 			break;
@@ -211,6 +212,7 @@ int main(int argc, char **argv)
 
 	if (crashed) {
 		uint64_t stack[4096];
+		uint32_t stack_sp[4096]; /* entry-only records: (sp >> 3) mod 2^28 of each frame */
 		size_t depth = 0;
 		unsigned kinds = 0;
 		uint64_t last_from = 0;
@@ -222,6 +224,20 @@ int main(int argc, char **argv)
 			unsigned kind = soft == PTREC_SOFT_CALL ? PTREC_BR_CALL
 			                : soft == PTREC_SOFT_RET ? PTREC_BR_RET
 			                : soft == PTREC_SOFT_EDGE ? PTREC_BR_EDGE : 0;
+			if (soft == PTREC_SOFT_ENTRY) {
+				/* Entry-only (-mfentry): frames entered at or below this entry's stack
+				 * pointer have returned (the stack stays far from wrapping 2^31). */
+				uint32_t sp = (uint32_t)PTREC_SOFT_X(rec.w0, rec.w1);
+				while (depth && stack_sp[depth - 1] <= sp)
+					depth--;
+				kinds |= 1u << 31;
+				last_from = PTREC_SOFT_A(rec.w0);
+				if (depth < 4096) {
+					stack_sp[depth] = sp;
+					stack[depth++] = PTREC_SOFT_B(rec.w1);
+				}
+				continue;
+			}
 			if (!kind) fail("soft record of an unexpected kind", (long long)i);
 			kinds |= 1u << (kind & 31);
 			last_from = PTREC_SOFT_A(rec.w0);
@@ -230,9 +246,13 @@ int main(int argc, char **argv)
 			else if (kind == PTREC_BR_RET && depth)
 				depth--;
 		}
-		printf("kinds:%s%s%s\n", kinds & (1u << PTREC_BR_CALL) ? " call" : "",
+		/* Entry-only frames entered below the crash's stack pointer had returned. */
+		while ((kinds >> 31) && depth && crashed_sp &&
+		       stack_sp[depth - 1] < (uint32_t)((crashed_sp >> 3) & 0xfffffff))
+			depth--;
+		printf("kinds:%s%s%s%s\n", kinds & (1u << PTREC_BR_CALL) ? " call" : "",
 		       kinds & (1u << PTREC_BR_RET) ? " ret" : "",
-		       kinds & (1u << PTREC_BR_EDGE) ? " edge" : "");
+		       kinds & (1u << PTREC_BR_EDGE) ? " edge" : "", kinds >> 31 ? " entry" : "");
 		if (crashed_len)
 			printf("last: %s\n", sym_name(last_from));
 		printf("stack:");

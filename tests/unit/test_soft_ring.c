@@ -81,12 +81,13 @@ int main(void)
 	const struct ptrec_backend_ops *ops = &ptrec_backend_instrumented;
 
 	/* Hooks that run before any ring exists record nothing but are noticed. */
-	CHECK(ptrec_soft_hooks_seen == 0);
+	CHECK(ptrec_soft_hooks_ran() == 0);
 	__cyg_profile_func_enter((void *)1, (void *)2);
-	CHECK(ptrec_soft_hooks_seen == 1);
+	CHECK(ptrec_soft_hooks_ran() == 1);
 
 	ptrec_config_init(&cfg);
 	cfg.backend = PTREC_BACKEND_INSTRUMENTED;
+	cfg.flags |= PTREC_F_SOFT_TIME; /* timed records (untimed ones are checked below) */
 	CHECK(ops->id == PTREC_BACKEND_INSTRUMENTED);
 	CHECK(ops->probe(&cfg, reason, sizeof(reason)) == 0);
 	CHECK(ops->open(&ring, 3 * 4096, &cfg, reason, sizeof(reason)) == -PTREC_EINVAL);
@@ -121,6 +122,18 @@ int main(void)
 	uint64_t mark_x = ((rec[3].w0 & PTREC_SOFT_TSC_MASK) >> 6) & PTREC_SOFT_X_MASK;
 	CHECK(((x2 - x0) & PTREC_SOFT_X_MASK) < (1u << 20));
 	CHECK(((mark_x - x2) & PTREC_SOFT_X_MASK) < (1u << 20));
+
+	/* Untimed rings (the default) leave x at 0; markers still carry the TSC. */
+	ops->close(&ring);
+	cfg.flags &= ~PTREC_F_SOFT_TIME;
+	CHECK(ops->open(&ring, 4096, &cfg, reason, sizeof(reason)) == 0);
+	__cyg_profile_func_enter((void *)0x401000, (void *)0x402222);
+	ptrec_soft_mark(5);
+	ops->view(&ring, &v);
+	CHECK(records(&v, rec, 512) == 2);
+	CHECK_EQ_U64(rec[0].w0, PTREC_SOFT_W0(PTREC_SOFT_CALL, 0x402222, 0));
+	CHECK_EQ_U64(rec[0].w1, 0x401000);
+	CHECK((rec[1].w0 & PTREC_SOFT_TSC_MASK) != 0 && rec[1].w1 == 5);
 
 	/* The entry-only hook: ENTRY from the caller's call site into the function, with the
 	 * function's entry stack pointer (where its return address sits) in x. */
@@ -166,7 +179,7 @@ int main(void)
 	ring.head = 0;
 	ops->freeze(&ring);
 	CHECK(ring.soft_mask == 0);
-	CHECK(ring.config & PTREC_SOFT_FMT_TIMED);
+	CHECK(!(ring.config & PTREC_SOFT_FMT_TIMED)); /* the format of this untimed ring */
 	CHECK(ring.config1 != 0);
 	ptrec_soft_append(1, 2, PTREC_BR_CALL);
 	ptrec_soft_mark(7);

@@ -1,0 +1,72 @@
+/* cmd_cflags.c — `ptrec cflags`: prints the compiler flags that build a program for the
+ * instrumented backend at the lowest cost, for the compiler named by $CC (default cc), found
+ * out by asking it which compiler it is (its predefined macros).  doc/instrumented.md says
+ * why these flags. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool/tool.h"
+
+/* Which compiler family $CC is. */
+enum family { FAM_UNKNOWN, FAM_GCC, FAM_CLANG };
+
+/* Runs `CC -dM -E -x c /dev/null` and looks for the compilers' own macros. */
+static enum family probe(const char *cc)
+{
+	char cmd[4200], line[512];
+	enum family f = FAM_UNKNOWN;
+	int gnuc = 0;
+
+	if (snprintf(cmd, sizeof(cmd), "%s -dM -E -x c /dev/null 2>/dev/null", cc) >= (int)sizeof(cmd))
+		return FAM_UNKNOWN;
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return FAM_UNKNOWN;
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "#define __clang__ ", 18))
+			f = FAM_CLANG;
+		else if (!strncmp(line, "#define __GNUC__ ", 17))
+			gnuc = 1;
+	}
+	if (pclose(p) != 0)
+		return FAM_UNKNOWN;
+	if (f == FAM_UNKNOWN && gnuc)
+		f = FAM_GCC;
+	return f;
+}
+
+int cmd_cflags(int argc, char **argv)
+{
+	const char *cc = getenv("CC");
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: ptrec cflags\n\n"
+		       "Prints the flags that compile a program for the instrumented backend at the\n"
+		       "lowest cost with the compiler named by $CC (default cc): GCC gets entry hooks\n"
+		       "(-pg -mfentry -mfentry-name=__ptrec_fentry; compile only, never link with -pg),\n"
+		       "Clang -finstrument-functions-after-inlining.  Link with\n"
+		       "`pkg-config --libs libptrec`.  See doc/instrumented.md.\n");
+		return TOOL_EXIT_OK;
+	}
+	if (argc > 1) {
+		tool_error(NULL, -1, "cflags takes no arguments (the compiler comes from $CC)");
+		return TOOL_EXIT_USAGE;
+	}
+	if (!cc || !*cc)
+		cc = "cc";
+	switch (probe(cc)) {
+	case FAM_CLANG:
+		printf("-finstrument-functions-after-inlining\n");
+		return TOOL_EXIT_OK;
+	case FAM_GCC:
+		printf("-pg -mfentry -mfentry-name=__ptrec_fentry\n");
+		return TOOL_EXIT_OK;
+	default:
+		tool_error(NULL, -1, "cannot tell which compiler '%s' is (it does not run, or is "
+		           "neither GCC nor Clang); set CC to gcc or clang", cc);
+		return TOOL_EXIT_INPUT;
+	}
+}
