@@ -194,6 +194,8 @@ static void print_busiest(struct ptrec_report *r, const struct ptrec_report_thre
 		}
 	}
 	free(to);
+}
+
 static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
 {
 	char buf[1400];
@@ -369,31 +371,10 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s\n", h->tid, esc(h->name, name, sizeof(name)),
 		        t->crashed ? " [crashed]" : "");
 		print_stack(r, t, t->crashed, out);
-		if (t->crashed) {
-			fprintf(out, "frame-pointer backtrace (from registers and dumped stack):\n");
-			for (size_t k = 0; k < r->nbacktrace; k++) {
-				size_t same = 1;
-				while (k + same < r->nbacktrace && r->backtrace[k + same] == r->backtrace[k])
-					same++;
-				if (k > 0 && same > 2) {
-					fprintf(out, "  #%zu-#%zu %s  (%zu identical frames: recursion)\n", k,
-					        k + same - 1, loc(r, r->backtrace[k], 1, buf, sizeof(buf)),
-					        same);
-					k += same - 1;
-					continue;
-				}
-				fprintf(out, "  #%-3zu %s\n", k,
-				        loc(r, r->backtrace[k], k > 0, buf, sizeof(buf)));
-			}
-			if (!r->nbacktrace)
-				fprintf(out, "  (none: no registers)\n");
-			else if (r->nbacktrace == 1)
-				fprintf(out, "  (stops: frame pointer outside the dumped stack)\n");
-		}
-		if (t->soft)
-			print_busiest(r, t, out);
 		if (t->unwound)
 			print_unwound(r, t, out);
+		if (t->soft)
+			print_busiest(r, t, out);
 		print_branches(r, t, t->crashed ? r->opt.branches : r->opt.other_branches, out);
 	}
 
