@@ -7,24 +7,25 @@
 #include "capture/hook_gate.h"
 
 /* A section of its own in .data (file-backed, initialized), page-aligned and one page long,
- * so mprotect touches nothing else. */
-struct ptrec_hook_gate ptrec_hook_gate
+ * so mprotect touches nothing else.  Exported for the hooks of libptrec_hooks.a, which are
+ * linked into the executable (test_exports lists it). */
+__attribute__((visibility("default"))) struct ptrec_hook_gate __ptrec_hook_gate
 	__attribute__((aligned(PTREC_GATE_PAGE), section(".data.ptrec_hook_gate")));
 
 void ptrec_hooks_stop(void)
 {
-	if (ptrec_hook_gate.stopped)
+	if (__ptrec_hook_gate.stopped)
 		return;
-	ptrec_hook_gate.stopped = 1;
+	__ptrec_hook_gate.stopped = 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	mprotect(&ptrec_hook_gate, sizeof(ptrec_hook_gate), PROT_READ);
+	mprotect(&__ptrec_hook_gate, sizeof(__ptrec_hook_gate), PROT_READ);
 }
 
 void ptrec_hooks_resume(void)
 {
-	if (!ptrec_hook_gate.stopped)
+	if (!__ptrec_hook_gate.stopped)
 		return;
-	mprotect(&ptrec_hook_gate, sizeof(ptrec_hook_gate), PROT_READ | PROT_WRITE);
-	ptrec_hook_gate.stopped = 0;
+	mprotect(&__ptrec_hook_gate, sizeof(__ptrec_hook_gate), PROT_READ | PROT_WRITE);
+	__ptrec_hook_gate.stopped = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }

@@ -3,9 +3,9 @@
  * Once a crash signal arrives, the application's own handler may rewrite any writable memory
  * (a memory test over every anonymous mapping) and run instrumented code.  The hooks then must
  * neither fault nor record, so before anything else they read this gate, which lives alone in a
- * page of the library's data segment: read PC-relative (no pointer to it sits in memory the
- * application could rewrite) and made read-only while stopped (a scan of writable mappings
- * skips it). */
+ * page of the library's data segment: read PC-relative or through a GOT entry that RELRO
+ * makes read-only (no pointer to it sits in memory the application could rewrite), and made
+ * read-only itself while stopped (a scan of writable mappings skips it). */
 #ifndef PTREC_HOOK_GATE_H
 #define PTREC_HOOK_GATE_H
 
@@ -17,7 +17,7 @@ struct ptrec_hook_gate {
 	char pad[PTREC_GATE_PAGE - sizeof(int)];    /* the rest of the page, unused */
 };
 
-extern struct ptrec_hook_gate ptrec_hook_gate;
+extern struct ptrec_hook_gate __ptrec_hook_gate;
 
 /* Stops the hooks and write-protects the gate.  Idempotent.  ASYNC-SIGNAL-SAFE. */
 void ptrec_hooks_stop(void);

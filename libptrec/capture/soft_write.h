@@ -67,7 +67,7 @@ PTREC_SOFT_HOT void ptrec_soft_no_ring(struct ptrec_ring *r)
 /* Appends {w0, w1} to the calling thread's ring, or marks the hooks seen when it has none. */
 PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
 {
-	if (__builtin_expect(ptrec_hook_gate.stopped, 0))
+	if (__builtin_expect(__ptrec_hook_gate.stopped, 0))
 		return; /* a crash is being handled: touch nothing the application can rewrite */
 	struct ptrec_ring *r = __ptrec_soft_tls;
 	uint64_t m = r->soft_mask;
@@ -81,7 +81,7 @@ PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
 /* A record of kind with addresses a and b, and the time in x when the ring is timed. */
 PTREC_SOFT_HOT void ptrec_soft_put_kind(unsigned kind, uint64_t a, uint64_t b)
 {
-	if (__builtin_expect(ptrec_hook_gate.stopped, 0))
+	if (__builtin_expect(__ptrec_hook_gate.stopped, 0))
 		return; /* a crash is being handled: touch nothing the application can rewrite */
 	struct ptrec_ring *r = __ptrec_soft_tls;
 	uint64_t m = r->soft_mask;

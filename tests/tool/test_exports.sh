@@ -18,9 +18,10 @@ for s in $exported; do
 	case "$s" in
 	ptrec_*) echo "$declared" | grep -qx "$s" || { echo "FAIL: $s is exported but not declared in ptrec.h"; status=1; } ;;
 	__cyg_profile_func_enter|__cyg_profile_func_exit|__sanitizer_cov_trace_pc) ;;
-	# The GCC entry hook (-mfentry-name=__ptrec_fentry) and the thread's ring pointer that
-	# the hook archive libptrec_hooks.a reads (doc/instrumented.md).
-	__ptrec_fentry|__ptrec_soft_tls) ;;
+	# The GCC entry hook (-mfentry-name=__ptrec_fentry), and the thread's ring pointer and
+	# the crash-time hook gate that the hook archive libptrec_hooks.a reads
+	# (doc/instrumented.md, capture/hook_gate.h).
+	__ptrec_fentry|__ptrec_soft_tls|__ptrec_hook_gate) ;;
 	# thread_registry.c interposes pthread_create to attach new threads (and offers
 	# __wrap_pthread_create for -Wl,--wrap=pthread_create in static links).
 	pthread_create|__wrap_pthread_create) ;;
