@@ -91,75 +91,22 @@ static void print_insn_event(FILE *out, const struct ptrec_branch *ev,
 	}
 }
 
-/* Parses an unsigned number in 0..max; returns 0 or -1. */
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 0);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Parses NUM/DEN (both 1..2^32-1) for --tsc-ratio; returns 0 or -1. */
 static int parse_ratio(const char *s, struct ptrec_pt_time_config *tc)
 {
 	const char *slash = strchr(s, '/');
 	unsigned long num, den;
 	char buf[32];
+
 	if (!slash || (size_t)(slash - s) >= sizeof(buf))
 		return -1;
 	memcpy(buf, s, (size_t)(slash - s));
 	buf[slash - s] = 0;
-	if (parse_uint(buf, UINT32_MAX, &num) || parse_uint(slash + 1, UINT32_MAX, &den) || !num ||
-	    !den)
+	if (tool_parse_number(buf, 1, UINT32_MAX, &num) ||
+	    tool_parse_number(slash + 1, 1, UINT32_MAX, &den))
 		return -1;
 	tc->ctc_num = (uint32_t)num;
 	tc->ctc_den = (uint32_t)den;
-	return 0;
-}
-
-/* Applies one of the clock options (--mtc-freq, --tsc-ratio, --nom-freq) to tc; returns 0 or a
- * TOOL_EXIT_USAGE after an error message. */
-static int clock_option(const char *opt, const char *val, struct ptrec_pt_time_config *tc)
-{
-	unsigned long v;
-	if (!strcmp(opt, "--mtc-freq")) {
-		if (parse_uint(val, 15, &v)) {
-			tool_error(NULL, -1, "--mtc-freq %s: expected 0..15", val);
-			return TOOL_EXIT_USAGE;
-		}
-		tc->mtc_freq = (uint8_t)v;
-	} else if (!strcmp(opt, "--tsc-ratio")) {
-		if (parse_ratio(val, tc)) {
-			tool_error(NULL, -1, "--tsc-ratio %s: expected NUM/DEN (CPUID.15H EBX/EAX, "
-			           "both non-zero)", val);
-			return TOOL_EXIT_USAGE;
-		}
-	} else {
-		if (parse_uint(val, 255, &v) || !v) {
-			tool_error(NULL, -1, "--nom-freq %s: expected a ratio 1..255", val);
-			return TOOL_EXIT_USAGE;
-		}
-		tc->nominal_ratio = (uint8_t)v;
-	}
-	return 0;
-}
-
-static int parse_count(const char *s, unsigned long *out)
-{
-	char *end;
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 0);
-	if (errno || *end || v == 0 || v > (1ul << 24))
-		return -1;
-	*out = v;
 	return 0;
 }
 
@@ -201,18 +148,17 @@ static int add_elf(struct ptrec_pt_img *img, const char *spec)
 	return ret;
 }
 
-static int add_raw(struct ptrec_pt_img *img, const char *spec)
+/* Maps the --raw FILE[:FROM[-TO]]:VADDR of a. */
+static int add_raw(struct ptrec_pt_img *img, const struct tool_args *a)
 {
+	const char *spec = a->arg;
 	int e = ptrec_pt_img_add_raw_spec(img, spec);
 	if (e == -PTREC_EIO) {
 		tool_error(spec, -1, "cannot read: %s", strerror(errno));
 		return TOOL_EXIT_INPUT;
 	}
-	if (e == -PTREC_EINVAL) {
-		tool_error(NULL, -1, "--raw %s: expected FILE[:FROM[-TO]]:VADDR with FROM < TO <= "
-		           "the file size", spec);
-		return TOOL_EXIT_USAGE;
-	}
+	if (e == -PTREC_EINVAL)
+		return tool_bad_value(a, "FILE[:FROM[-TO]]:VADDR with FROM < TO <= the file size");
 	if (e < 0) {
 		tool_error(spec, -1, "%s", ptrec_strerror(e));
 		return TOOL_EXIT_INPUT;
@@ -226,89 +172,98 @@ int cmd_decode(int argc, char **argv)
 	/* MTCFreq 3 unless told: perf's default mtc_period and what the recorder asks for. */
 	struct ptrec_pt_time_config clock = {0, 0, 3, 0};
 	int insn_mode = 0, stat_mode = 0, whole_mode = 0, tail_info = 0;
-	unsigned long last = 0;
+	unsigned long last = 0, v;
 	const char *trace = NULL;
 	int ret = TOOL_EXIT_OK;
+	enum {
+		OPT_RAW = 256, OPT_ELF, OPT_SELF, OPT_CPU, OPT_INSN, OPT_LAST, OPT_WHOLE, OPT_TAIL_INFO,
+		OPT_STAT, OPT_MTC_FREQ, OPT_TSC_RATIO, OPT_NOM_FREQ,
+	};
+	static const struct option opts[] = {
+		{"raw", required_argument, NULL, OPT_RAW},
+		{"elf", required_argument, NULL, OPT_ELF},
+		{"self", no_argument, NULL, OPT_SELF},
+		{"cpu", required_argument, NULL, OPT_CPU},
+		{"insn", no_argument, NULL, OPT_INSN},
+		{"last", required_argument, NULL, OPT_LAST},
+		{"whole", no_argument, NULL, OPT_WHOLE},
+		{"tail-info", no_argument, NULL, OPT_TAIL_INFO},
+		{"stat", no_argument, NULL, OPT_STAT},
+		{"mtc-freq", required_argument, NULL, OPT_MTC_FREQ},
+		{"tsc-ratio", required_argument, NULL, OPT_TSC_RATIO},
+		{"nom-freq", required_argument, NULL, OPT_NOM_FREQ},
+		TOOL_OPT_HELP, TOOL_OPT_LAST,
+	};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
 
 	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	if (!img) {
 		tool_error(NULL, -1, "out of memory");
 		return TOOL_EXIT_INPUT;
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
+	for (int o; !ret && (o = tool_getopt(&a)) != TOOL_ARGS_END;) {
+		switch (o) {
+		case TOOL_ARGS_STOP:
 			ptrec_pt_img_free(img);
-			return TOOL_EXIT_OK;
-		}
-		if (!strcmp(a, "--raw") || !strcmp(a, "--elf") || !strcmp(a, "--cpu") ||
-		    !strcmp(a, "--last") || !strcmp(a, "--mtc-freq") || !strcmp(a, "--tsc-ratio") ||
-		    !strcmp(a, "--nom-freq")) {
-			if (i + 1 >= argc) {
-				tool_error(NULL, -1, "%s needs an argument", a);
-				ret = TOOL_EXIT_USAGE;
-				break;
-			}
-			val = argv[++i];
-		}
-		if (!strcmp(a, "--raw"))
-			ret = add_raw(img, val);
-		else if (!strcmp(a, "--elf"))
-			ret = add_elf(img, val);
-		else if (!strcmp(a, "--cpu")) {
-			if (ptrec_pt_flow_parse_cpu(val, &cpu)) {
-				tool_error(NULL, -1, "--cpu %s: expected FAMILY/MODEL[/STEPPING]", val);
-				ret = TOOL_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--last")) {
-			if (parse_count(val, &last)) {
-				tool_error(NULL, -1, "--last %s: expected a count 1..16777216", val);
-				ret = TOOL_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--mtc-freq") || !strcmp(a, "--tsc-ratio") ||
-		           !strcmp(a, "--nom-freq")) {
-			ret = clock_option(a, val, &clock);
-		} else if (!strcmp(a, "--insn"))
-			insn_mode = 1;
-		else if (!strcmp(a, "--stat"))
-			stat_mode = 1;
-		else if (!strcmp(a, "--whole"))
-			whole_mode = 1;
-		else if (!strcmp(a, "--tail-info"))
-			tail_info = 1;
-		else if (!strcmp(a, "--self")) {
+			return a.status;
+		case OPT_RAW:
+			ret = add_raw(img, &a);
+			break;
+		case OPT_ELF:
+			ret = add_elf(img, a.arg);
+			break;
+		case OPT_SELF:
 			if (ptrec_pt_img_add_self(img) < 0) {
 				tool_error("/proc/self/maps", -1, "cannot read");
 				ret = TOOL_EXIT_INPUT;
 			}
-		} else if (a[0] == '-' && a[1]) {
-			tool_error(NULL, -1, "unknown option %s", a);
-			ret = TOOL_EXIT_USAGE;
-		} else if (trace) {
-			tool_error(NULL, -1, "more than one trace file (%s, %s)", trace, a);
-			ret = TOOL_EXIT_USAGE;
-		} else
-			trace = a;
-		if (ret)
 			break;
+		case OPT_CPU:
+			if (ptrec_pt_flow_parse_cpu(a.arg, &cpu))
+				ret = tool_bad_value(&a, "FAMILY/MODEL[/STEPPING]");
+			break;
+		case OPT_LAST:
+			ret = tool_opt_number(&a, 1, 1ul << 24, &last);
+			break;
+		case OPT_INSN:
+			insn_mode = 1;
+			break;
+		case OPT_STAT:
+			stat_mode = 1;
+			break;
+		case OPT_WHOLE:
+			whole_mode = 1;
+			break;
+		case OPT_TAIL_INFO:
+			tail_info = 1;
+			break;
+		case OPT_MTC_FREQ:
+			if (!(ret = tool_opt_number(&a, 0, 15, &v)))
+				clock.mtc_freq = (uint8_t)v;
+			break;
+		case OPT_TSC_RATIO:
+			if (parse_ratio(a.arg, &clock))
+				ret = tool_bad_value(&a, "NUM/DEN (CPUID.15H EBX/EAX, both non-zero)");
+			break;
+		case OPT_NOM_FREQ:
+			if (!(ret = tool_opt_number(&a, 1, 255, &v)))
+				clock.nominal_ratio = (uint8_t)v;
+			break;
+		case TOOL_ARGS_OPERAND:
+			if (trace)
+				ret = tool_usage_error(&a, "more than one trace file (%s, %s)", trace,
+				                       a.arg);
+			trace = a.arg;
+			break;
+		}
 	}
-	if (!ret && !trace) {
-		tool_error(NULL, -1, "no trace file given");
-		ret = TOOL_EXIT_USAGE;
-	}
-	if (!ret && insn_mode + stat_mode + (last != 0) > 1) {
-		tool_error(NULL, -1, "--insn, --last and --stat cannot be combined");
-		ret = TOOL_EXIT_USAGE;
-	}
-	if (!ret && whole_mode && !last) {
-		tool_error(NULL, -1, "--whole goes with --last");
-		ret = TOOL_EXIT_USAGE;
-	}
+	if (!ret && !trace)
+		ret = tool_no_operand(&a, "TRACE file");
+	if (!ret && insn_mode + stat_mode + (last != 0) > 1)
+		ret = tool_usage_error(&a, "--insn, --last and --stat cannot be combined");
+	if (!ret && whole_mode && !last)
+		ret = tool_usage_error(&a, "--whole goes with --last");
 	if (ret) {
-		if (ret == TOOL_EXIT_USAGE)
-			usage(stderr);
 		ptrec_pt_img_free(img);
 		return ret;
 	}

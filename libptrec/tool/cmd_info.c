@@ -756,48 +756,49 @@ static void usage(FILE *f)
 
 int cmd_info(int argc, char **argv)
 {
-	struct info *in = calloc(1, sizeof(*in));
+	enum { OPT_JSON = 256, OPT_ROOT, OPT_RING_SIZE };
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"root", required_argument, NULL, OPT_ROOT},
+		{"ring-size", required_argument, NULL, OPT_RING_SIZE},
+		TOOL_OPT_HELP, TOOL_OPT_LAST,
+	};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
 	struct ptrec_config cfg;
+	const char *root = NULL;
+	size_t ring_size;
+	struct info *in;
 	int json = 0;
 
+	ptrec_config_init(&cfg);
+	ring_size = cfg.ring_size;
+	for (int o; (o = tool_getopt(&a)) != TOOL_ARGS_END;) {
+		switch (o) {
+		case TOOL_ARGS_STOP:
+			return a.status;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_ROOT:
+			if (!*a.arg)
+				return tool_bad_value(&a, "a directory");
+			root = a.arg;
+			break;
+		case OPT_RING_SIZE:
+			if (ptrec_parse_size(a.arg, &ring_size) || !ptrec_ring_size_valid(ring_size))
+				return tool_bad_value(&a, "a power of two between 4K and 128M");
+			break;
+		case TOOL_ARGS_OPERAND:
+			return tool_extra_operand(&a);
+		}
+	}
+	in = calloc(1, sizeof(*in));
 	if (!in) {
 		tool_error(NULL, -1, "info: out of memory");
 		return TOOL_EXIT_INPUT;
 	}
-	ptrec_config_init(&cfg);
-	in->ring_size = cfg.ring_size;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			in->root = argv[++i];
-		} else if (!strncmp(argv[i], "--root=", 7)) {
-			in->root = argv[i] + 7;
-		} else if (!strcmp(argv[i], "--ring-size") && i + 1 < argc) {
-			size_t v;
-			if (ptrec_parse_size(argv[++i], &v) || !ptrec_ring_size_valid(v)) {
-				tool_error(NULL, -1, "info: --ring-size %s: not a power of two between "
-				           "4K and 128M", argv[i]);
-				free(in);
-				return TOOL_EXIT_USAGE;
-			}
-			in->ring_size = v;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			free(in);
-			return TOOL_EXIT_OK;
-		} else {
-			tool_error(NULL, -1, "info: unknown argument '%s'", argv[i]);
-			usage(stderr);
-			free(in);
-			return TOOL_EXIT_USAGE;
-		}
-	}
-	if (in->root && !*in->root) {
-		tool_error(NULL, -1, "info: --root needs a directory");
-		free(in);
-		return TOOL_EXIT_USAGE;
-	}
+	in->root = root;
+	in->ring_size = ring_size;
 	gather(in);
 	if (json)
 		print_json(in);

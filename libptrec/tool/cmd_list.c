@@ -118,23 +118,28 @@ int cmd_list(int argc, char **argv)
 {
 	struct found *all = NULL;
 	size_t n = 0, cap = 0;
-	int explicit = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		}
-		if (argv[i][0] == '-' && argv[i][1]) {
-			tool_error(NULL, -1, "list: unknown option '%s'", argv[i]);
-			usage(stderr);
-			return TOOL_EXIT_USAGE;
-		}
-		explicit = 1;
-		if (add_dir(argv[i], &all, &n, &cap) != 0)
-			tool_error(argv[i], -1, "cannot list: %s", strerror(errno));
+	static const struct option opts[] = {TOOL_OPT_HELP, TOOL_OPT_LAST};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
+	const char **dirs = calloc((size_t)argc, sizeof(*dirs)); /* the DIRs given */
+	int ndirs = 0;
+
+	if (!dirs) {
+		tool_error(NULL, -1, "list: out of memory");
+		return TOOL_EXIT_INPUT;
 	}
-	if (!explicit) {
+	for (int o; (o = tool_getopt(&a)) != TOOL_ARGS_END;) {
+		if (o == TOOL_ARGS_STOP) {
+			free(dirs);
+			return a.status;
+		}
+		dirs[ndirs++] = a.arg; /* TOOL_ARGS_OPERAND */
+	}
+	for (int i = 0; i < ndirs; i++)
+		if (add_dir(dirs[i], &all, &n, &cap) != 0)
+			tool_error(dirs[i], -1, "cannot list: %s", strerror(errno));
+	free(dirs);
+	if (!ndirs) {
 		struct tool_place t[PTREC_PLACE_COUNT_];
 		char pattern[1024];
 		long r = ptrec_read_small_file("/proc/sys/kernel/core_pattern", pattern,

@@ -9,7 +9,6 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "ptrec.h"
 #include "decode/pt_packet.h"
@@ -62,30 +61,32 @@ int cmd_packets(int argc, char **argv)
 	size_t off = 0;
 	static char outbuf[1 << 16];
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--sync")) {
+	enum { OPT_SYNC = 256, OPT_LASTIP };
+	static const struct option opts[] = {
+		{"sync", no_argument, NULL, OPT_SYNC},
+		{"lastip", no_argument, NULL, OPT_LASTIP},
+		TOOL_OPT_HELP, TOOL_OPT_LAST,
+	};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
+	for (int o; (o = tool_getopt(&a)) != TOOL_ARGS_END;) {
+		switch (o) {
+		case TOOL_ARGS_STOP:
+			return a.status;
+		case OPT_SYNC:
 			sync = 1;
-		} else if (!strcmp(argv[i], "--lastip")) {
+			break;
+		case OPT_LASTIP:
 			lastip = 1;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			tool_error(NULL, -1, "packets: unknown option '%s'", argv[i]);
-			usage(stderr);
-			return TOOL_EXIT_USAGE;
-		} else if (path) {
-			tool_error(NULL, -1, "packets: one TRACE file only ('%s' and '%s')", path,
-			           argv[i]);
-			return TOOL_EXIT_USAGE;
-		} else {
-			path = argv[i];
+			break;
+		case TOOL_ARGS_OPERAND:
+			if (path)
+				return tool_usage_error(&a, "one TRACE file only ('%s' and '%s')", path,
+				                        a.arg);
+			path = a.arg;
 		}
 	}
-	if (!path) {
-		usage(stderr);
-		return TOOL_EXIT_USAGE;
-	}
+	if (!path)
+		return tool_no_operand(&a, "TRACE file");
 	if (tool_file_read(path, &f) < 0)
 		return TOOL_EXIT_INPUT;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

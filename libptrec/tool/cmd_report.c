@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dump/dump_read.h"
@@ -27,18 +26,6 @@ static void usage(FILE *out)
 	        "  --debug-dir   extra directory searched for separate debug files (repeatable)\n");
 }
 
-static int parse_uint(const char *s, unsigned *v)
-{
-	char *end;
-	unsigned long x;
-	errno = 0;
-	x = strtoul(s, &end, 10);
-	if (errno || !*s || *end || x > 1000000 || s[0] == '-')
-		return -1;
-	*v = (unsigned)x;
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct ptrec_report_options opt;
@@ -52,77 +39,61 @@ int cmd_report(int argc, char **argv)
 	struct ptrec_report rep;
 	int rc, status = TOOL_EXIT_OK;
 
+	enum { OPT_FORMAT = 256, OPT_BRANCHES, OPT_THREADS, OPT_DEBUG_DIR };
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"branches", required_argument, NULL, OPT_BRANCHES},
+		{"threads", required_argument, NULL, OPT_THREADS},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		TOOL_OPT_HELP, TOOL_OPT_LAST,
+	};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
+	unsigned long n;
+
 	ptrec_report_options_init(&opt);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		} else if (!strcmp(a, "--format")) {
-			if (!val)
-				goto missing;
-			if (!strcmp(val, "text"))
+	for (int o; (o = tool_getopt(&a)) != TOOL_ARGS_END;) {
+		switch (o) {
+		case TOOL_ARGS_STOP:
+			return a.status;
+		case OPT_FORMAT:
+			if (!strcmp(a.arg, "text"))
 				fmt = PTREC_REPORT_TEXT;
-			else if (!strcmp(val, "json"))
+			else if (!strcmp(a.arg, "json"))
 				fmt = PTREC_REPORT_JSON;
-			else if (!strcmp(val, "trace"))
+			else if (!strcmp(a.arg, "trace"))
 				fmt = PTREC_REPORT_TRACE;
-			else {
-				tool_error(NULL, -1, "report: unknown format '%s' (text, json, trace)", val);
+			else
+				return tool_bad_value(&a, "text, json or trace");
+			break;
+		case OPT_BRANCHES:
+			if (tool_opt_number(&a, 0, 1000000, &n))
 				return TOOL_EXIT_USAGE;
-			}
-			i++;
-		} else if (!strcmp(a, "--branches")) {
-			if (!val)
-				goto missing;
-			if (parse_uint(val, &opt.branches)) {
-				tool_error(NULL, -1, "report: --branches wants a number 0..1000000, got '%s'",
-				           val);
-				return TOOL_EXIT_USAGE;
-			}
+			opt.branches = (unsigned)n;
 			opt.other_branches = opt.branches < 16 ? opt.branches : 16;
-			i++;
-		} else if (!strcmp(a, "--threads")) {
-			if (!val)
-				goto missing;
-			if (!strcmp(val, "all"))
+			break;
+		case OPT_THREADS:
+			if (!strcmp(a.arg, "all"))
 				opt.crashed_only = 0;
-			else if (!strcmp(val, "crashed"))
+			else if (!strcmp(a.arg, "crashed"))
 				opt.crashed_only = 1;
-			else {
-				tool_error(NULL, -1, "report: --threads wants all or crashed, got '%s'", val);
-				return TOOL_EXIT_USAGE;
-			}
-			i++;
-		} else if (!strcmp(a, "--debug-dir")) {
-			if (!val)
-				goto missing;
-			if (ndirs == 32) {
-				tool_error(NULL, -1, "report: at most 32 --debug-dir options");
-				return TOOL_EXIT_USAGE;
-			}
-			dirs[ndirs++] = val;
-			i++;
-		} else if (a[0] == '-' && a[1]) {
-			tool_error(NULL, -1, "report: unknown option '%s'", a);
-			usage(stderr);
-			return TOOL_EXIT_USAGE;
-		} else if (!path) {
-			path = a;
-		} else {
-			tool_error(NULL, -1, "report: one dump at a time ('%s' and '%s')", path, a);
-			return TOOL_EXIT_USAGE;
+			else
+				return tool_bad_value(&a, "all or crashed");
+			break;
+		case OPT_DEBUG_DIR:
+			if (ndirs == 32)
+				return tool_usage_error(&a, "at most 32 --debug-dir options");
+			dirs[ndirs++] = a.arg;
+			break;
+		case TOOL_ARGS_OPERAND:
+			if (path)
+				return tool_usage_error(&a, "one dump at a time ('%s' and '%s')", path,
+				                        a.arg);
+			path = a.arg;
+			break;
 		}
-		continue;
-missing:
-		tool_error(NULL, -1, "report: %s needs a value", a);
-		return TOOL_EXIT_USAGE;
 	}
-	if (!path) {
-		usage(stderr);
-		return TOOL_EXIT_USAGE;
-	}
+	if (!path)
+		return tool_no_operand(&a, "DUMP");
 	dirs[ndirs] = NULL;
 	opt.debug_dirs = dirs;
 	opt.dump_path = path;

@@ -254,7 +254,7 @@ static void run_backend(enum ptrec_backend b, const char *dir, int trips, struct
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ptrec selftest [--json]\n"
+	fprintf(f, "usage: ptrec selftest [--json] [--trips N]\n"
 	        "  Records a built-in workload with known control flow with each backend\n"
 	        "  (intel_pt, intel_bts, instrumented), decodes it and compares its calls and\n"
 	        "  returns with the known sequence.  One line per backend: PASS, FAIL with the\n"
@@ -272,24 +272,29 @@ int cmd_selftest(int argc, char **argv)
 	struct result res[3];
 	int json = 0, failed = 0, trips = TRIPS;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
+	enum { OPT_JSON = 256, OPT_TRIPS };
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"trips", required_argument, NULL, OPT_TRIPS},
+		TOOL_OPT_HELP, TOOL_OPT_LAST,
+	};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
+	unsigned long n;
+
+	for (int o; (o = tool_getopt(&a)) != TOOL_ARGS_END;) {
+		switch (o) {
+		case TOOL_ARGS_STOP:
+			return a.status;
+		case OPT_JSON:
 			json = 1;
-		} else if (!strcmp(argv[i], "--trips") && i + 1 < argc) {
-			char *e;
-			long v = strtol(argv[++i], &e, 10);
-			if (*e || v < 0 || v > 1000) {
-				tool_error(NULL, -1, "selftest: --trips %s: not a number 0..1000", argv[i]);
+			break;
+		case OPT_TRIPS:
+			if (tool_opt_number(&a, 0, 1000, &n))
 				return TOOL_EXIT_USAGE;
-			}
-			trips = (int)v;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		} else {
-			tool_error(NULL, -1, "selftest: unknown argument '%s'", argv[i]);
-			usage(stderr);
-			return TOOL_EXIT_USAGE;
+			trips = (int)n;
+			break;
+		case TOOL_ARGS_OPERAND:
+			return tool_extra_operand(&a);
 		}
 	}
 	const char *tmp = getenv("TMPDIR");

@@ -4,6 +4,7 @@
 #ifndef PTREC_TOOL_H
 #define PTREC_TOOL_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,69 @@ int cmd_cflags(int argc, char **argv);  /* cmd_cflags.c: instrumentation flags f
 #define TOOL_EXIT_GAPS 1   /* decoded, but with gaps/errors recorded in the output */
 #define TOOL_EXIT_USAGE 2  /* bad command line */
 #define TOOL_EXIT_INPUT 3  /* input file unreadable or malformed */
+
+/* ---- command lines (tool_util.c) ----------------------------------------------------------
+ * Every subcommand reads its arguments with tool_getopt, so all follow one convention:
+ *  - long options, "--opt=value" and "--opt value" alike (-h is --help's short form);
+ *  - options and operands are read in the order given and may be mixed;
+ *  - "--" ends the options: every later argument is an operand, even one starting with '-';
+ *  - --help prints the usage on stdout, and the command exits TOOL_EXIT_OK;
+ *  - an unknown option, a missing value, or a value given to an option that takes none prints
+ *    "ptrec: CMD: ..." naming the option and then the usage on stderr: TOOL_EXIT_USAGE. */
+#define TOOL_OPT_HELP {"help", no_argument, NULL, 'h'}
+#define TOOL_OPT_LAST {NULL, 0, NULL, 0}
+
+/* tool_getopt's answers besides an option's val (each command's vals are >= 256). */
+enum {
+	TOOL_ARGS_END = -1,    /* no more arguments */
+	TOOL_ARGS_STOP = -2,   /* --help or a usage error, already printed: return status */
+	TOOL_ARGS_OPERAND = 1, /* an operand, in arg */
+};
+
+struct tool_args {
+	int argc;
+	char **argv;                /* argv[0] is the subcommand's name, used in messages */
+	const struct option *opts;  /* the long options, TOOL_OPT_HELP among them, TOOL_OPT_LAST */
+	void (*usage)(FILE *out);   /* prints the command's usage */
+	/* set by tool_getopt: */
+	const char *arg;            /* the value of the option returned, or the operand */
+	char name[40];              /* the option returned, as "--name", for messages */
+	int status;                 /* after TOOL_ARGS_STOP: the exit status */
+	int rest;                   /* 1 after "--"; a command may set it (ptrec run PROGRAM
+	                               ARGS...): every later argument is then an operand */
+	int started;                /* internal */
+};
+
+#define TOOL_ARGS_INIT(argc_, argv_, opts_, usage_) \
+	{.argc = (argc_), .argv = (argv_), .opts = (opts_), .usage = (usage_)}
+
+/* The next option (its val, with arg and name set), operand, or the end; see above. */
+int tool_getopt(struct tool_args *a);
+
+/* Prints "ptrec: CMD: MESSAGE" for a usage error; returns TOOL_EXIT_USAGE. */
+int tool_usage_error(const struct tool_args *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* For a missing operand: prints "ptrec: CMD: no WHAT given" and the usage on stderr; returns
+ * TOOL_EXIT_USAGE. */
+int tool_no_operand(const struct tool_args *a, const char *what);
+
+/* For an operand given to a command that takes none: prints "ptrec: CMD: unexpected argument
+ * 'ARG'" and the usage on stderr; returns TOOL_EXIT_USAGE. */
+int tool_extra_operand(const struct tool_args *a);
+
+/* For a bad value of the option just returned: prints "ptrec: CMD: --NAME 'VALUE': expected
+ * WANT" and returns TOOL_EXIT_USAGE. */
+int tool_bad_value(const struct tool_args *a, const char *want);
+
+/* Parses s as a number in min..max, decimal or 0x hex (nothing else: no sign, no space).
+ * Returns 0 or -1. */
+int tool_parse_number(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+
+/* tool_parse_number over the value of the option just returned; on failure tool_bad_value
+ * names the option and the range.  Returns 0 or TOOL_EXIT_USAGE. */
+int tool_opt_number(const struct tool_args *a, unsigned long min, unsigned long max,
+                    unsigned long *out);
 
 /* Prints "ptrec: FILE: offset 0xOFF: MESSAGE\n" to stderr (offset omitted when < 0, file when
  * NULL). */

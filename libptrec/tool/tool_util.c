@@ -1,8 +1,11 @@
-/* tool_util.c — helpers shared by the ptrec subcommands: error messages and file input. */
+/* tool_util.c — helpers shared by the ptrec subcommands: command lines, error messages and file
+ * input. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,144 @@ void tool_error(const char *file, long long offset, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* The long option whose val is val, or NULL. */
+static const struct option *opt_by_val(const struct option *opts, int val)
+{
+	for (; opts->name; opts++)
+		if (opts->val == val)
+			return opts;
+	return NULL;
+}
+
+/* Prints a usage error and the usage on stderr; the command will exit TOOL_EXIT_USAGE. */
+static int args_stop(struct tool_args *a, const char *what, const char *text)
+{
+	tool_error(NULL, -1, "%s: %s %s", a->argv[0], what, text);
+	a->usage(stderr);
+	a->status = TOOL_EXIT_USAGE;
+	return TOOL_ARGS_STOP;
+}
+
+int tool_getopt(struct tool_args *a)
+{
+	/* "-": operands come back in order, as 1; ":": a missing value returns ':'. */
+	static const char shorts[] = "-:h";
+	const struct option *o;
+	char text[48];
+	int idx = -1, c;
+
+	if (!a->started) {
+		a->started = 1;
+		optind = 0; /* glibc: start afresh */
+		opterr = 0; /* the messages are ours */
+	}
+	a->arg = NULL;
+	a->name[0] = '\0';
+	if (a->rest) { /* after "--" */
+		if (optind >= a->argc)
+			return TOOL_ARGS_END;
+		a->arg = a->argv[optind++];
+		return TOOL_ARGS_OPERAND;
+	}
+	c = getopt_long(a->argc, a->argv, shorts, a->opts, &idx);
+	if (c == -1) {
+		a->rest = 1;
+		return tool_getopt(a);
+	}
+	if (c == TOOL_ARGS_OPERAND) {
+		a->arg = optarg;
+		return c;
+	}
+	if (c == 'h') {
+		a->usage(stdout);
+		a->status = TOOL_EXIT_OK;
+		return TOOL_ARGS_STOP;
+	}
+	if (c == ':') {
+		o = opt_by_val(a->opts, optopt);
+		snprintf(text, sizeof(text), "--%s", o ? o->name : "?");
+		return args_stop(a, text, "needs a value");
+	}
+	if (c == '?') {
+		const char *given = a->argv[optind - 1];
+
+		o = optopt ? opt_by_val(a->opts, optopt) : NULL;
+		if (o && !strncmp(given, "--", 2)) {
+			snprintf(text, sizeof(text), "--%s", o->name);
+			return args_stop(a, text, "takes no value");
+		}
+		if (optopt)
+			snprintf(text, sizeof(text), "'-%c'", optopt);
+		else
+			snprintf(text, sizeof(text), "'%.40s'", given);
+		return args_stop(a, "unknown option", text);
+	}
+	a->arg = optarg;
+	if (idx >= 0)
+		snprintf(a->name, sizeof(a->name), "--%s", a->opts[idx].name);
+	return c;
+}
+
+int tool_usage_error(const struct tool_args *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ptrec: %s: ", a->argv[0]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return TOOL_EXIT_USAGE;
+}
+
+int tool_no_operand(const struct tool_args *a, const char *what)
+{
+	tool_usage_error(a, "no %s given", what);
+	a->usage(stderr);
+	return TOOL_EXIT_USAGE;
+}
+
+int tool_extra_operand(const struct tool_args *a)
+{
+	tool_usage_error(a, "unexpected argument '%s'", a->arg);
+	a->usage(stderr);
+	return TOOL_EXIT_USAGE;
+}
+
+int tool_bad_value(const struct tool_args *a, const char *want)
+{
+	return tool_usage_error(a, "%s '%s': expected %s", a->name, a->arg, want);
+}
+
+int tool_parse_number(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	unsigned long v;
+	char *end;
+
+	if (hex)
+		s += 2;
+	if (!(hex ? isxdigit((unsigned char)*s) : *s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, hex ? 16 : 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int tool_opt_number(const struct tool_args *a, unsigned long min, unsigned long max,
+                    unsigned long *out)
+{
+	char want[64];
+
+	if (!tool_parse_number(a->arg, min, max, out))
+		return 0;
+	snprintf(want, sizeof(want), "a number %lu..%lu", min, max);
+	return tool_bad_value(a, want);
 }
 
 int tool_open_input(const char *path, struct stat *st)
