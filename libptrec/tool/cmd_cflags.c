@@ -38,22 +38,26 @@ static enum family probe(const char *cc)
 	return f;
 }
 
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: ptrec cflags\n\n"
+	        "Prints the flags that compile a program for the instrumented backend at the\n"
+	        "lowest cost with the compiler named by $CC (default cc): GCC gets entry hooks\n"
+	        "(-pg -mfentry -mfentry-name=__ptrec_fentry; compile only, never link with -pg),\n"
+	        "Clang -finstrument-functions-after-inlining.  Link with\n"
+	        "`pkg-config --libs libptrec`.  See doc/instrumented.md.\n");
+}
+
 int cmd_cflags(int argc, char **argv)
 {
+	static const struct option opts[] = {TOOL_OPT_HELP, TOOL_OPT_LAST};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
 	const char *cc = getenv("CC");
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: ptrec cflags\n\n"
-		       "Prints the flags that compile a program for the instrumented backend at the\n"
-		       "lowest cost with the compiler named by $CC (default cc): GCC gets entry hooks\n"
-		       "(-pg -mfentry -mfentry-name=__ptrec_fentry; compile only, never link with -pg),\n"
-		       "Clang -finstrument-functions-after-inlining.  Link with\n"
-		       "`pkg-config --libs libptrec`.  See doc/instrumented.md.\n");
-		return TOOL_EXIT_OK;
-	}
-	if (argc > 1) {
-		tool_error(NULL, -1, "cflags takes no arguments (the compiler comes from $CC)");
-		return TOOL_EXIT_USAGE;
+	for (int o; (o = tool_getopt(&a)) != TOOL_ARGS_END;) {
+		if (o == TOOL_ARGS_STOP)
+			return a.status;
+		return tool_extra_operand(&a); /* the compiler comes from $CC */
 	}
 	if (!cc || !*cc)
 		cc = "cc";
