@@ -180,17 +180,84 @@ PTREC_API int ptrec_thread_detach(void);
 
 /* ---- Snapshots -------------------------------------------------------------------------- */
 
-/* Freezes all rings, copies them, re-enables recording and writes a dump plus a report, while
- * the process keeps running.  reason (may be NULL) is stored in the report.  Other threads are
- * stalled only while their ring is copied.  If path is not NULL, the report's path is stored
- * there (NUL-terminated, truncated to pathlen).
- * Returns 0, -PTREC_ERATE when the rate limit or file cap refuses, -PTREC_ESTATE if not
- * initialized, -PTREC_EPERM if the process is not dumpable (PR_GET_DUMPABLE, as for a crash),
- * -PTREC_EIO if no file could be written. */
+/* Freezes all rings, copies them, re-enables recording and queues the copies; the recorder's
+ * own thread (started at the first snapshot) writes the dump where a crash's would go and
+ * starts `ptrec report` in a process the application never sees (no SIGCHLD, invisible to
+ * waitpid(-1), no inherited descriptors).  The caller pays only for freezing and copying the
+ * rings; each other thread is stalled only while its own ring is copied.  reason (may be NULL)
+ * is stored in the report, with the calling thread as the one who asked.  If path is not NULL,
+ * the call also waits until the dump is written (not for the report) and stores the path the
+ * report will have there (NUL-terminated, truncated to pathlen); the report exists once
+ * ptrec_snapshot_flush() returned.
+ * Returns 0 (queued), -PTREC_ERATE when the rate limit, the file cap or a full queue
+ * (PTREC_SNAPSHOT_QUEUE pending snapshots) refuses (counted as dropped in ptrec_status),
+ * -PTREC_EBUSY during a crash dump, -PTREC_ESTATE if not initialized, -PTREC_ENOMEM if the
+ * copies could not be allocated; with path: -PTREC_EPERM if the process is not dumpable
+ * (PR_GET_DUMPABLE, as for a crash), -PTREC_EIO if no file could be written. */
 PTREC_API int ptrec_snapshot_path(const char *reason, char *path, size_t pathlen);
 
 /* ptrec_snapshot_path(reason, NULL, 0). */
 PTREC_API int ptrec_snapshot(const char *reason);
+
+/* Snapshots waiting for the recorder thread at most (more are refused with -PTREC_ERATE). */
+#define PTREC_SNAPSHOT_QUEUE 4
+
+/* Waits until every queued snapshot's dump is written and its report finished (or timed
+ * out), at most timeout_ms.  Pending snapshots are also finished by ptrec_shutdown and at
+ * exit().  Returns 0 (nothing pending), -PTREC_EBUSY on timeout, -PTREC_ESTATE if not
+ * initialized. */
+PTREC_API int ptrec_snapshot_flush(unsigned timeout_ms);
+
+/* ---- Latency watches and markers -------------------------------------------------------- */
+
+/* A watched span.  Lives on the caller's stack (or anywhere) between ptrec_watch_begin and
+ * ptrec_watch_end; the fields are the library's. */
+struct ptrec_watch {
+	const char *name;     /* the span's name (a string that outlives the span) */
+	uint64_t budget_ns;   /* its budget */
+	uint64_t start_ns;    /* CLOCK_MONOTONIC_COARSE at begin */
+	uint64_t mark;        /* the begin marker's value (the end marker is mark + 1) */
+	unsigned flags;       /* PTREC_WATCH_* */
+};
+
+/* Flags for ptrec_watch_begin_flags. */
+#define PTREC_WATCH_ALL_THREADS 0x1u /* over budget: snapshot every thread, not only the
+                                        calling one */
+
+/* Starts a watched span on the calling thread: notes the time and puts a begin marker into
+ * the thread's branch history.  When ptrec_watch_end finds that the span took longer than
+ * budget_ns, the calling thread's ring is snapshotted (queued like ptrec_snapshot) and its
+ * report is cut to the span: only the branches between the begin and end markers, with both
+ * marked, and the span's name, duration and budget in the report's header (text, JSON and
+ * trace-event output).  name must outlive the span; it also keys the rate limit: at most one
+ * snapshot per name per snapshot_interval_ms (the global interval does not apply to watches;
+ * snapshot_max_files does).  Spans nest (each has its own markers) and run concurrently on
+ * different threads.  Time is CLOCK_MONOTONIC_COARSE (a few ns to read; its resolution, often
+ * 1-4 ms, bounds how exactly a span near its budget is judged).  Untriggered, a begin+end pair
+ * costs tens of nanoseconds (bench/bench_watch).  Does nothing when the recorder is not
+ * initialized.  Async-signal-safe (ptrec_watch_end is not when it snapshots). */
+PTREC_API void ptrec_watch_begin(struct ptrec_watch *w, const char *name, uint64_t budget_ns);
+
+/* ptrec_watch_begin with PTREC_WATCH_* flags. */
+PTREC_API void ptrec_watch_begin_flags(struct ptrec_watch *w, const char *name,
+                                       uint64_t budget_ns, unsigned flags);
+
+/* Ends the span begun on w by the calling thread: puts the end marker and, if the span took
+ * longer than its budget, queues the snapshot.  Returns the span's duration in nanoseconds
+ * (at the clock's resolution); -PTREC_ERATE is not reported: a refused snapshot is counted as
+ * dropped in ptrec_status.  Returns 0 if the recorder is not initialized. */
+PTREC_API uint64_t ptrec_watch_end(struct ptrec_watch *w);
+
+/* Marker values with bits 36..47 equal to this tag and bits 48..63 zero are the watches' own
+ * begin/end markers (value >> 36 == PTREC_MARK_WATCH_TAG). */
+#define PTREC_MARK_WATCH_TAG 0xb7aull
+
+/* Puts a marker with value into the calling thread's branch history, in its place among the
+ * branches: a PTWRITE on Intel PT when the CPU enumerates it (CPUID.(EAX=14H,ECX=0):EBX[4])
+ * and the kernel's intel_pt PMU has the `ptw` format bit, otherwise a marker record in the
+ * instrumented ring.  Reports show it as a "mark" event with the value.  Does nothing on
+ * intel_bts, without a ring, or before ptrec_init.  Async-signal-safe, lock-free. */
+PTREC_API void ptrec_mark(uint64_t value);
 
 /* ---- Crashes ---------------------------------------------------------------------------- */
 
@@ -228,7 +295,8 @@ struct ptrec_status {
 	size_t memory_used;               /* bytes of rings currently allocated */
 	unsigned threads_attached;        /* threads with a ring */
 	unsigned threads_untraced;        /* attached threads running without a ring */
-	unsigned snapshots_written;       /* snapshots written so far */
+	unsigned snapshots_written;       /* snapshot dumps written so far (by the recorder
+	                                     thread; requested = written + dropped + pending) */
 	char reason[PTREC_BACKEND_COUNT_][PTREC_REASON_MAX];
 	/* per backend: why it was rejected or failed ("" if it was not tried or works) */
 	char last_report[4096];           /* path of the last report written, or "" */
@@ -241,6 +309,9 @@ struct ptrec_status {
 	unsigned threads_via_helper;      /* threads whose perf ring ptrec-helper opened because the
 	                                     kernel refused this process (ptrec-helper(8)); the
 	                                     other threads_attached rings were opened directly */
+	unsigned snapshots_requested;     /* ptrec_snapshot calls and triggered watches */
+	unsigned snapshots_dropped;       /* of those, refused (rate limit, file cap, full
+	                                     queue, no memory) */
 };
 
 /* Fills st (st->struct_size must be set).  Works before init (initialized = 0).

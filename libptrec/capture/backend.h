@@ -73,6 +73,9 @@ struct ptrec_backend_ops {
 };
 
 extern const struct ptrec_backend_ops ptrec_backend_intel_pt;     /* backend_pt.c */
+/* 1 once an intel_pt ring was opened with PTWRITE packets on (the CPU enumerates PTWRITE and
+ * the kernel has format/ptw): markers are PTWRITEs then (backend_pt.c). */
+extern volatile int ptrec_pt_ptwrite;
 extern const struct ptrec_backend_ops ptrec_backend_intel_bts;    /* backend_bts.c */
 extern const struct ptrec_backend_ops ptrec_backend_instrumented; /* backend_soft.c */
 

@@ -15,6 +15,8 @@
 #include "ptrec.h"
 #include "core/settings.h"
 
+volatile int ptrec_pt_ptwrite;
+
 /* Builds the config for a ring of `size` bytes.  Returns 0 or a negative code with reason. */
 static int pt_config(size_t size, struct ptrec_pt_config *pc, char *reason, size_t len)
 {
@@ -74,6 +76,10 @@ static int pt_open(struct ptrec_ring *ring, size_t size, const struct ptrec_conf
 	rc = ptrec_perf_aux_open(ring, size, &spec, reason, len);
 	if (rc == 0 && !ring->via_helper && (pc.flags & PTREC_PT_MTC))
 		ring->mtc_period = pc.mtc_period;
+	/* ptrec_mark may execute PTWRITE once the CPU enumerates it (leaf 14H EBX[4]) and the
+	 * kernel let us turn it on (format/ptw, caps/ptwrite). */
+	if (rc == 0 && (pc.flags & PTREC_PT_PTW) && f->cpu.pt_leaf_valid && f->cpu.ptwrite)
+		ptrec_pt_ptwrite = 1;
 	return rc;
 }
 

@@ -41,6 +41,8 @@ struct ptrec_thread {
 	                                             snap_buf != NULL) */
 	uint8_t *snap_buf;                        /* snapshot copy buffer, or NULL */
 	size_t snap_len;                          /* bytes mapped at snap_buf */
+	char name[16];                            /* a snapshot copy's thread name, "" = the
+	                                             dump writer reads it from /proc */
 };
 
 /* Returns slot i (0 <= i < PTREC_MAX_THREADS), or NULL past the end.  ASYNC-SIGNAL-SAFE. */

@@ -155,6 +155,11 @@ struct ptrec_dump_request {
 	enum ptrec_dump_source source; /* where ring bytes come from */
 	struct ptrec_thread *const *threads; /* pinned slots, the event thread first */
 	unsigned nthreads;             /* entries in threads */
+	const struct ptrec_dump_watch *watch; /* a watch's span (WATCH record), or NULL */
+	const void *stack_copy;        /* stack bytes copied at snapshot time, or NULL: the live
+	                                  stack from the ucontext's SP is written */
+	uint64_t stack_addr;           /* address stack_copy was copied from */
+	size_t stack_len;              /* bytes at stack_copy */
 };
 
 /* Writes a whole dump (doc/dump-format.md) to req->fd with async-signal-safe calls only,
@@ -201,10 +206,11 @@ const char *ptrec_dump_failure(int slot);
 
 /* Runs `ptrec report DUMP` (the tool at ptrec_crash.tool_path) with stdout to DUMP.txt (the
  * file ptrec_report_reserve made, else created 0600, O_EXCL|O_NOFOLLOW) and every other
- * descriptor closed, killing it after timeout_ms (0: runs nothing).  Returns 0 when the report
- * was written, -PTREC_EIO if the tool did not run, failed or timed out: an empty DUMP.txt is
- * then removed, a partial one ends with a line saying it is incomplete.
- * ASYNC-SIGNAL-SAFE (raw fork + execve). */
+ * descriptor closed, killing it after timeout_ms (0: runs nothing), in processes the
+ * application never sees (no SIGCHLD, not returned by its waitpid(-1)).  Waits for it.
+ * Returns 0 when the report was written, -PTREC_EIO if the tool did not run, failed or timed
+ * out: an empty DUMP.txt is then removed, a partial one ends with a line saying it is
+ * incomplete.  ASYNC-SIGNAL-SAFE (raw clone, fork + execve). */
 int ptrec_report_run(const char *dump, unsigned timeout_ms);
 
 /* Creates DUMP.txt (0600, O_EXCL|O_NOFOLLOW) for the next ptrec_report_run of the calling

@@ -7,7 +7,7 @@
  * instead of faulting.  Ring memory is ours and is written directly.  Buffers are static (one
  * set for crashes, one for snapshots) or were mapped at ptrec_init (the /proc/self/maps text).
  *
- * Record order: PROCESS, REGS (when a ucontext is known), STATUS, THREAD for every listed
+ * Record order: PROCESS, REGS (when a ucontext is known), STATUS, WATCH, THREAD for every listed
  * thread (the event thread first), MAPS, BUILDID per mapped ELF file, MEMORY (JIT code, vDSO,
  * stack near SP), END. */
 #include "config.h"
@@ -237,7 +237,10 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 	ptrec_sbuf_str(&b, "/proc/self/task/");
 	ptrec_sbuf_dec(&b, t->tid);
 	ptrec_sbuf_str(&b, "/comm");
-	ptrec_read_small_file(path, h->name, sizeof(h->name));
+	if (t->name[0]) /* noted by a snapshot: the thread may be gone by now */
+		ptrec_strlcpy(h->name, t->name, sizeof(h->name));
+	else
+		ptrec_read_small_file(path, h->name, sizeof(h->name));
 	if (t->ops) {
 		if (req->source == PTREC_DUMP_COPIES)
 			v = t->snap;
@@ -439,6 +442,16 @@ static void write_code_and_stack(struct dump_ctx *c, const struct ptrec_dump_req
 
 	int stack_done = 0;
 
+	if (req->stack_copy) { /* a snapshot's stack, copied when it was taken */
+		struct ptrec_dump_memory h = {req->stack_addr, PTREC_MEM_STACK, (uint32_t)req->tid,
+		                              req->stack_len};
+		rec_begin(c, PTREC_REC_MEMORY, sizeof(h) + req->stack_len);
+		out(c, &h, sizeof(h));
+		out(c, req->stack_copy, req->stack_len);
+		out_pad(c, sizeof(h) + req->stack_len);
+		stack_done = 1;
+	}
+
 	c->code_budget = PTREC_CODE_DUMP_MAX;
 	while (next_map(c, &pos, &m)) {
 		uint64_t len = m.end - m.start;
@@ -482,6 +495,10 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	write_process(c, req);
 	write_regs(c, req);
 	write_status(c, req);
+	if (req->watch) {
+		rec_begin(c, PTREC_REC_WATCH, sizeof(*req->watch));
+		out(c, req->watch, sizeof(*req->watch));
+	}
 	for (unsigned i = 0; i < req->nthreads; i++)
 		write_thread(c, req, req->threads[i]);
 	read_maps(c);

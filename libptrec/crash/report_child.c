@@ -1,17 +1,22 @@
 /* report_child.c — turns a dump into its text report without trusting the crashed process,
  * and says where everything went: one stderr line and one syslog line per crash.
  *
- * A child made with a raw fork syscall closes every descriptor but 0/1/2 (the application's
- * own, opened without O_CLOEXEC, never reach the tool), then execs the installed
- * `ptrec report DUMP` by absolute path (never a PATH lookup), stdout and stderr into DUMP.txt,
- * and is killed after report_timeout_ms.  A report that did not complete is removed when empty
+ * The application never sees the processes this starts (servers reap every child with
+ * waitpid(-1) and log the ones they did not start): a runner made by a raw clone with no exit
+ * signal sends no SIGCHLD when it ends and is invisible to waitpid without __WCLONE; only the
+ * caller waits for it.  The runner blocks its signals and forks the tool, which closes every
+ * descriptor but 0/1/2 (the application's own, opened without O_CLOEXEC, never reach it),
+ * empties its signal mask and execs the installed `ptrec report DUMP` by absolute path (never
+ * a PATH lookup), stdout and stderr into DUMP.txt; the runner kills it after
+ * report_timeout_ms and passes the outcome back in its exit status.  A report that did not complete is removed when empty
  * and otherwise ends with a line saying it is partial.  report_timeout_ms 0 runs no tool.
  *
  * ASYNC-SIGNAL-SAFE ISLAND: runs inside the crash handler.  It may not call malloc/free,
  * stdio, fork() (glibc's runs atfork handlers and takes malloc locks: we use the raw syscall),
- * system/popen, syslog(3), or take locks.  The child only calls
- * dup2/open/close_range/close/rt_sigprocmask/execve/exit; the syslog line is one sendto on a
- * socket made at ptrec_init. */
+ * system/popen, syslog(3), or take locks (raw clone and fork syscalls run no atfork
+ * handlers).  The children only call fork/waitpid/kill/nanosleep/fstat/write/unlink/dup2/open/
+ * close_range/close/rt_sigprocmask/rt_sigaction/execve/exit; the syslog line is one sendto on
+ * a socket made at ptrec_init. */
 #include "config.h"
 
 #include <errno.h>
@@ -31,6 +36,10 @@
 
 #include "core/safe_str.h"
 #include "crash/crash.h"
+
+#ifndef __WCLONE
+#define __WCLONE 0x80000000
+#endif
 
 extern char **environ;
 
@@ -142,11 +151,72 @@ static void finish_partial(struct report_slot *s, int out, const char *dump, uns
 	s->kept = 1;
 }
 
+/* In the runner: forks the tool (stdout and stderr to out, every other descriptor closed, an
+ * empty signal mask), waits for it, killing it after timeout_ms, and ends a report that did not
+ * complete.  Returns the runner's exit status: s->state << 1 | s->kept. */
+static int run_tool(struct report_slot *s, int out, const char *dump, unsigned timeout_ms)
+{
+	unsigned long dfl[4] = {0, 0, 0, 0}; /* kernel sigaction: SIG_DFL, no flags, empty mask */
+	sigset_t all;
+	int status = 0;
+
+	/* The runner's own signals: all blocked (the tool's SIGCHLD only wakes waitpid), and
+	 * SIGCHLD not ignored, or the kernel would reap the tool before we see its status. */
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(long));
+	syscall(SYS_rt_sigaction, SIGCHLD, dfl, NULL, sizeof(long));
+	long pid = syscall(SYS_fork);
+	if (pid == 0) {
+		char *argv[4] = {ptrec_crash.tool_path, (char *)"report", (char *)dump, NULL};
+		sigset_t none;
+		int in = open("/dev/null", O_RDONLY);
+		sigemptyset(&none);
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(long));
+		if (in >= 0)
+			dup2(in, 0);
+		dup2(out, 1);
+		dup2(out, 2);
+		close_from_3();
+		execve(ptrec_crash.tool_path, argv, environ);
+		syscall(SYS_exit_group, 127);
+	}
+	if (pid < 0) {
+		unlink(s->txt);
+		return REPORT_NOT_RUN << 1;
+	}
+
+	struct timespec step = {0, 2 * 1000000};
+	unsigned waited = 0;
+	for (;;) {
+		long r = waitpid((pid_t)pid, &status, WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return REPORT_OK << 1; /* reaped elsewhere (__WALL): assume it finished */
+		if (waited >= timeout_ms) {
+			kill((pid_t)pid, SIGKILL);
+			while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
+				;
+			s->state = REPORT_TIMEOUT;
+			finish_partial(s, out, dump, timeout_ms);
+			return s->state << 1 | s->kept;
+		}
+		nanosleep(&step, NULL);
+		waited += 2;
+	}
+	/* 0: report written; 1: written, with gaps noted in it. */
+	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1))
+		return REPORT_OK << 1;
+	s->state = REPORT_FAILED;
+	s->status = status;
+	finish_partial(s, out, dump, timeout_ms);
+	return s->state << 1 | s->kept;
+}
+
 int ptrec_report_run(const char *dump, unsigned timeout_ms)
 {
 	struct report_slot *s = my_slot();
 	int out = s->fd, status = 0;
-	long pid;
 
 	s->fd = -1;
 	s->state = REPORT_NOT_RUN;
@@ -163,61 +233,31 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	if (out < 0)
 		return -PTREC_EIO;
 
-	pid = syscall(SYS_fork);
-	if (pid == 0) {
-		char *argv[4] = {ptrec_crash.tool_path, (char *)"report", (char *)dump, NULL};
-		sigset_t none;
-		int in = open("/dev/null", O_RDONLY);
-		sigemptyset(&none);
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(long));
-		if (in >= 0)
-			dup2(in, 0);
-		dup2(out, 1);
-		dup2(out, 2);
-		close_from_3();
-		execve(ptrec_crash.tool_path, argv, environ);
-		syscall(SYS_exit_group, 127);
-	}
+	/* clone with no exit signal: a copy of the process like fork whose end sends no SIGCHLD
+	 * and which waitpid(-1) without __WCLONE never returns.  It must not exec (execve would
+	 * make its exit signal SIGCHLD again), so it runs the tool as its own child. */
+	long pid = syscall(SYS_clone, 0ul, NULL, NULL, NULL, 0ul);
+	if (pid == 0)
+		syscall(SYS_exit_group, run_tool(s, out, dump, timeout_ms));
 	if (pid < 0) {
 		close(out);
 		unlink(s->txt);
 		return -PTREC_EIO;
 	}
-
-	struct timespec step = {0, 2 * 1000000};
-	unsigned waited = 0;
-	for (;;) {
-		long r = waitpid((pid_t)pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			close(out);
-			s->state = REPORT_OK;
-			return 0; /* reaped elsewhere (SIGCHLD ignored): assume it finished */
-		}
-		if (waited >= timeout_ms) {
-			kill((pid_t)pid, SIGKILL);
-			while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
-				;
-			s->state = REPORT_TIMEOUT;
-			finish_partial(s, out, dump, timeout_ms);
-			close(out);
-			return -PTREC_EIO;
-		}
-		nanosleep(&step, NULL);
-		waited += 2;
+	long r;
+	while ((r = waitpid((pid_t)pid, &status, __WCLONE)) < 0 && errno == EINTR)
+		;
+	if (r == pid && WIFEXITED(status) && (WEXITSTATUS(status) >> 1) >= REPORT_OK &&
+	    (WEXITSTATUS(status) >> 1) <= REPORT_FAILED) {
+		s->state = (enum report_state)(WEXITSTATUS(status) >> 1);
+		s->kept = WEXITSTATUS(status) & 1;
+	} else { /* the runner itself died (or was reaped elsewhere) */
+		s->state = REPORT_FAILED;
+		s->status = r == pid ? status : 0;
+		finish_partial(s, out, dump, timeout_ms);
 	}
-	/* 0: report written; 1: written, with gaps noted in it. */
-	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) {
-		close(out);
-		s->state = REPORT_OK;
-		return 0;
-	}
-	s->state = REPORT_FAILED;
-	s->status = status;
-	finish_partial(s, out, dump, timeout_ms);
 	close(out);
-	return -PTREC_EIO;
+	return s->state == REPORT_OK ? 0 : -PTREC_EIO;
 }
 
 void ptrec_syslog_prepare(const char *path)

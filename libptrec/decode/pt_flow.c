@@ -140,7 +140,9 @@ struct ptrec_pt_flow {
 	struct ptrec_pt_time time;        /* timing */
 	uint64_t ev_tsc;            /* time of the last timed event (see order_time) */
 	uint64_t ptw[PTW_QUEUE];    /* PTWRITE payloads to deliver */
+	uint64_t ptw_ip[PTW_QUEUE]; /* the IP of each one's PTWRITE (its FUP), 0 = unknown */
 	unsigned ptw_head, ptw_n;   /* queue head and count */
+	uint8_t ptw_fup;            /* the next FUP is the IP of the newest PTW */
 	unsigned no_progress;       /* blocks walked since a packet was consumed */
 	/* block cache */
 	struct blk *blk;            /* blocks */
@@ -545,9 +547,12 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 			f->fup_skip = 1;
 		return 1;
 	case PT_PKT_PTW:
+		f->ptw_fup = 0;
 		if (f->ptw_n < PTW_QUEUE) {
 			f->ptw[(f->ptw_head + f->ptw_n) % PTW_QUEUE] = pkt->payload;
+			f->ptw_ip[(f->ptw_head + f->ptw_n) % PTW_QUEUE] = 0;
 			f->ptw_n++;
+			f->ptw_fup = pkt->ip_bit;
 		}
 		if (pkt->ip_bit)
 			f->fup_skip = 1;
@@ -707,7 +712,10 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 			}
 			f->pos += (size_t)n;
 			f->no_progress = 0;
-			if (f->fup_skip) { /* bound to PTW/TSX/EXSTOP/...: nothing to do */
+			if (f->fup_skip) { /* bound to PTW/TSX/EXSTOP/...: nothing else to do */
+				if (f->ptw_fup) /* the PTWRITE's own IP: deliver it there */
+					f->ptw_ip[(f->ptw_head + f->ptw_n - 1) % PTW_QUEUE] = ip;
+				f->ptw_fup = 0;
 				f->fup_skip = 0;
 				continue;
 			}
@@ -1074,15 +1082,24 @@ static inline int tnt_pop(struct ptrec_pt_flow *f)
 	return (int)((f->tnt >> f->tnt_n) & 1);
 }
 
+/* 1 if the oldest queued PTWRITE payload is due now: its PTWRITE is the next instruction
+ * (the IP its FUP gave), its IP is unknown, or tracing is not on. */
+static int ptw_due(const struct ptrec_pt_flow *f)
+{
+	if (!f->ptw_n)
+		return 0;
+	uint64_t at = f->ptw_ip[f->ptw_head];
+	return !at || at == f->ip || f->state != ST_ENABLED;
+}
+
 /* Walks from f->ip in state ST_ENABLED until one run is complete. */
 static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	for (;;) {
-		if (f->tnt_n == 0 && f->nx.kind == NX_NONE) {
+		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
 			lookahead(f, 0);
-			if (f->ptw_n)
-				return 2; /* deliver PTWRITE payloads before the code that follows */
-		}
+		if (ptw_due(f))
+			return 2; /* deliver PTWRITE payloads before the code that follows */
 		struct nx *nx = &f->nx;
 		if (f->tnt_n == 0) {
 			if (nx->kind == NX_OVF) {
@@ -1140,6 +1157,21 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		run->len = b->len;
 		run->ninsn = b->ninsn;
 		run->last_iclass = b->end == BLK_BRANCH ? b->iclass : X86_IC_OTHER;
+
+		/* A PTWRITE whose payload is queued ends the run before it (delivered next). */
+		uint64_t pw = f->ptw_n ? f->ptw_ip[f->ptw_head] : 0;
+		if (pw > b->start && pw <= BLK_END_IP(b)) {
+			uint64_t a = b->start;
+			uint32_t k = 0;
+			while (k < b->ninsn && a < pw)
+				a += run->len[k++];
+			if (a == pw) {
+				run->ninsn = k;
+				run->last_iclass = X86_IC_OTHER;
+				f->ip = a;
+				return 1;
+			}
+		}
 
 		/* An IP event inside the block binds before that instruction executes. */
 		if (f->tnt_n == 0 && nx_is_ip_event(nx->kind) && nx->ip > b->start &&
@@ -1777,7 +1809,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	memset(run, 0, sizeof(*run));
-	if (f->ptw_n) {
+	if (ptw_due(f)) {
 		run->aux = PT_FLOW_AUX_PTW;
 		run->aux_payload = f->ptw[f->ptw_head];
 		run->ip = f->ip;
@@ -1872,6 +1904,11 @@ int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_im
 		if (e <= 0) {
 			ret = e;
 			break;
+		}
+		if (run.aux == PT_FLOW_AUX_PTW) { /* a PTWRITE: a marker where it was written */
+			struct ptrec_branch mark = {.from = run.ip, .to = run.aux_payload,
+			                            .kind = PTREC_BR_MARKER};
+			ptrec_branch_ring_push(ring, &mark);
 		}
 		if (run.ev.kind != PTREC_BR_NONE &&
 		    !(opts->taken_only && run.ev.kind == PTREC_BR_JCC &&

@@ -29,7 +29,9 @@
  *   FUP(X)+TIP(handler) and becomes a TSX_ABORT event X->handler (X not executed).
  * - OVF: an OVERFLOW event; the TNT queue and return stack are dropped; decoding resumes at the
  *   following FUP (to = its IP) or TIP.PGE (to = 0, then an ENABLE event), or the next PSB+.
- * - PTW: each PTWRITE payload is delivered as a PT_FLOW_AUX_PTW item where it occurs.
+ * - PTW: each PTWRITE payload is delivered as a PT_FLOW_AUX_PTW item where it occurs: right
+ *   before its PTWRITE instruction when a FUP gave that instruction's IP (FUPonPTW), else
+ *   before the code that follows the packets read so far.
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
  *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
  *   text) and decoding resumes at the next PSB after the error.
@@ -272,7 +274,9 @@ struct ptrec_pt_flow_last_opts {
 /* Entry point for reports: decodes the whole PT buffer buf[0..len) against image and keeps the
  * last ring->cap branch events (oldest overwritten) in ring, which the caller set up with
  * ptrec_branch_ring_init (its old contents are cleared).  Every branch event kind goes in, GAP and
- * OVERFLOW included; with opts->taken_only not-taken JCC events are left out.  opts may be NULL.
+ * OVERFLOW included, and every PTWRITE as a PTREC_BR_MARKER event in its place (from = the IP
+ * where the flow was, to = the payload); with opts->taken_only not-taken JCC events are left
+ * out.  opts may be NULL.
  * stats (may be NULL) receives the counters.
  * Returns the number of GAP events (0 = the whole trace decoded cleanly), 
  * -PTREC_EINVAL for bad arguments, -PTREC_ENOMEM, or -PTREC_ERATE when opts->stop stopped it

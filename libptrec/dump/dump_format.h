@@ -38,6 +38,8 @@ enum ptrec_dump_record_type {
 	PTREC_REC_MEMORY = 6,  /* struct ptrec_dump_memory + bytes (JIT code, vDSO, stack) */
 	PTREC_REC_STATUS = 7,  /* text, "key value" lines: the recorder's configuration and why
 	                          each refused backend was refused ("refused NAME: reason") */
+	PTREC_REC_WATCH = 8,   /* struct ptrec_dump_watch: the span of a latency watch (event
+	                          PTREC_EVENT_WATCH); at most one */
 	PTREC_REC_END = 0xffff /* no payload; a dump without it was cut short */
 };
 
@@ -46,6 +48,7 @@ enum ptrec_dump_event {
 	PTREC_EVENT_CRASH = 1,    /* fatal signal */
 	PTREC_EVENT_ASSERT = 2,   /* PTREC_ASSERT failure (then abort) */
 	PTREC_EVENT_SNAPSHOT = 3, /* ptrec_snapshot(); the process went on */
+	PTREC_EVENT_WATCH = 4,    /* a latency watch went over budget; the process went on */
 };
 
 struct ptrec_dump_process {
@@ -115,6 +118,18 @@ struct ptrec_dump_thread {
 	uint32_t time_shift;   /* perf_event_mmap_page time_shift */
 	uint32_t time_mult;    /* perf_event_mmap_page time_mult */
 	uint64_t stack_pointer; /* sp at freeze time if known (crashing thread), else 0 */
+};
+
+/* A latency watch's span (ptrec_watch_begin/end).  Its markers are in the event thread's
+ * ring: the branches between the begin and the end marker are the span. */
+struct ptrec_dump_watch {
+	char name[64];         /* the watch's name, NUL-terminated, may be truncated */
+	uint64_t budget_ns;    /* its budget */
+	uint64_t duration_ns;  /* how long the span took (CLOCK_MONOTONIC_COARSE) */
+	uint64_t begin_mark;   /* marker value at begin (ptrec_mark convention) */
+	uint64_t end_mark;     /* marker value at end */
+	uint32_t flags;        /* PTREC_WATCH_* of the public API */
+	uint32_t reserved;     /* zero */
 };
 
 /* Memory kinds for PTREC_REC_MEMORY. */

@@ -23,6 +23,7 @@ const char *ptrec_dump_record_name(uint32_t type)
 	case PTREC_REC_THREAD: return "THREAD";
 	case PTREC_REC_MAPS: return "MAPS";
 	case PTREC_REC_STATUS: return "STATUS";
+	case PTREC_REC_WATCH: return "WATCH";
 	case PTREC_REC_BUILDID: return "BUILDID";
 	case PTREC_REC_MEMORY: return "MEMORY";
 	case PTREC_REC_END: return "END";
@@ -220,9 +221,10 @@ static int read_process(struct ptrec_dump *d, const uint8_t *payload, uint64_t s
 		            "PROCESS record has %" PRIu64 " payload bytes, expected %zu", size,
 		            sizeof(*p));
 	memcpy(p, payload, sizeof(*p));
-	if (p->event < PTREC_EVENT_CRASH || p->event > PTREC_EVENT_SNAPSHOT)
+	if (p->event < PTREC_EVENT_CRASH || p->event > PTREC_EVENT_WATCH)
 		return fail(err, -PTREC_EFORMAT, po + offsetof(struct ptrec_dump_process, event),
-		            "PROCESS event %" PRIu32 " is not crash (1), assert (2) or snapshot (3)",
+		            "PROCESS event %" PRIu32 " is not crash (1), assert (2), snapshot (3) "
+		            "or watch (4)",
 		            p->event);
 	if (p->signo < 0 || p->signo > 64)
 		return fail(err, -PTREC_EFORMAT, po + offsetof(struct ptrec_dump_process, signo),
@@ -237,6 +239,26 @@ static int read_process(struct ptrec_dump *d, const uint8_t *payload, uint64_t s
 	if (p->reserved)
 		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": PROCESS reserved field not zero",
 		           po + offsetof(struct ptrec_dump_process, reserved));
+	return 0;
+}
+
+static int read_watch(struct ptrec_dump *d, const uint8_t *payload, uint64_t size,
+                      uint64_t off, struct ptrec_dump_error *err)
+{
+	struct ptrec_dump_watch w;
+
+	if (size != sizeof(w))
+		return fail(err, -PTREC_EFORMAT, off + 8,
+		            "WATCH record has %" PRIu64 " payload bytes, expected %zu", size,
+		            sizeof(w));
+	if (d->has_watch) {
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": second WATCH record ignored", off);
+		return 0;
+	}
+	memcpy(&w, payload, sizeof(w));
+	w.name[sizeof(w.name) - 1] = '\0';
+	d->watch = w;
+	d->has_watch = 1;
 	return 0;
 }
 
@@ -545,6 +567,9 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 			break;
 		case PTREC_REC_STATUS:
 			rc = read_status(d, payload, r.size, off, err);
+			break;
+		case PTREC_REC_WATCH:
+			rc = read_watch(d, payload, r.size, off, err);
 			break;
 		case PTREC_REC_BUILDID:
 			rc = read_buildid(d, payload, r.size, off, err);

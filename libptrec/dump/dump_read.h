@@ -47,6 +47,8 @@ struct ptrec_dump {
 	struct ptrec_dump_process process; /* the PROCESS record, strings NUL-terminated */
 	int has_regs;                      /* 1 if a REGS record was read */
 	struct ptrec_dump_regs regs;       /* the crashing thread's registers */
+	int has_watch;                     /* 1 if a WATCH record was read */
+	struct ptrec_dump_watch watch;     /* the watched span (name NUL-terminated) */
 	struct ptrec_dump_thread_rec *threads; /* THREAD records in file order */
 	size_t nthreads;
 	struct ptrec_dump_memory_rec *memory;  /* MEMORY records in file order */

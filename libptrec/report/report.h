@@ -56,6 +56,11 @@ struct ptrec_report_thread {
 	                               dumped stack, innermost first (owned), or NULL */
 	size_t nunwound;
 	const char *unwind_stop;    /* why the unwinding ended */
+	int span;                   /* 1: branches is cut to a watch's span (event thread) */
+	size_t span_before;         /* events older than the begin marker left out */
+	size_t span_after;          /* events newer than the end marker left out */
+	int span_open;              /* 1: the begin marker was not in the ring (overwritten):
+	                               the span starts with the oldest branch kept */
 };
 
 /* The whole report. */
@@ -101,7 +106,13 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out);
 /* Helpers shared by the renderers (report_util.c). */
 const char *ptrec_report_signal_name(int signo);                 /* "SIGSEGV", or "SIG?" */
 const char *ptrec_report_signal_code_name(int signo, int code);  /* "SEGV_MAPERR", or NULL */
-const char *ptrec_report_event_name(unsigned event);             /* "crash", "assert", "snapshot" */
+const char *ptrec_report_event_name(unsigned event);             /* "crash", "assert", "snapshot",
+                                                                    "watch" */
+/* What the event thread did, for its label: "crashed" (crash, assertion), "took the
+ * snapshot", "watch over budget". */
+const char *ptrec_report_role(const struct ptrec_report *r);
+/* 1 if a marker value is a watch's begin/end marker (PTREC_MARK_WATCH_TAG). */
+int ptrec_mark_is_watch(uint64_t value);
 /* 1 if the branch's from / to address is a return address (instrumented conventions). */
 int ptrec_branch_from_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b);
 int ptrec_branch_to_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b);

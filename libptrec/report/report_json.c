@@ -65,6 +65,11 @@ static void jbranch(struct ptrec_report *r, const struct ptrec_report_thread *t,
 	jloc(r, out, b->to, ptrec_branch_to_is_ret(t, b));
 	if (b->kind == PTREC_BR_JCC)
 		fprintf(out, ",\"taken\":%s", b->flags & PTREC_BRF_TAKEN ? "true" : "false");
+	if (b->kind == PTREC_BR_MARKER) {
+		fprintf(out, ",\"value\":\"0x%" PRIx64 "\"", b->to);
+		if (ptrec_mark_is_watch(b->to))
+			fprintf(out, ",\"watch\":\"%s\"", b->to & 1 ? "end" : "begin");
+	}
 	if (b->kind == PTREC_BR_GAP) {
 		fputs(",\"reason\":", out);
 		jstr(out, ptrec_strerror(-(int)b->reason));
@@ -84,7 +89,15 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 	jstr(out, h->name);
 	fputs(",\"backend\":", out);
 	jstr(out, ptrec_backend_name(h->backend));
-	fprintf(out, ",\"crashed\":%s,\"flags\":%" PRIu32, t->crashed ? "true" : "false", h->flags);
+	int crash = r->dump->process.event == PTREC_EVENT_CRASH ||
+	            r->dump->process.event == PTREC_EVENT_ASSERT;
+	fprintf(out, ",\"crashed\":%s,\"event_thread\":%s", t->crashed && crash ? "true" : "false",
+	        t->crashed ? "true" : "false");
+	if (t->crashed) {
+		fputs(",\"role\":", out);
+		jstr(out, ptrec_report_role(r));
+	}
+	fprintf(out, ",\"flags\":%" PRIu32, h->flags);
 	fprintf(out, ",\"ring\":{\"size\":%" PRIu64 ",\"head\":%" PRIu64 ",\"bytes\":%" PRIu64
 	        ",\"wrapped\":%s}", h->ring_size, h->head, h->data_size,
 	        h->flags & PTREC_THREAD_WRAPPED ? "true" : "false");
@@ -152,6 +165,12 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 		fputs("],\"backtrace_stop\":", out);
 		jstr(out, t->unwind_stop);
 	}
+	if (t->span) {
+		n = t->nbranches; /* a watch's span is shown whole */
+		fprintf(out, ",\"span\":{\"older_left_out\":%zu,\"newer_left_out\":%zu,"
+		        "\"begin_overwritten\":%s}", t->span_before, t->span_after,
+		        t->span_open ? "true" : "false");
+	}
 	fputs(",\"branches\":[", out);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
@@ -192,6 +211,15 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 	jstr(out, p->reason);
 	fprintf(out, ",\"cpu\":{\"family\":%" PRIu32 ",\"model\":%" PRIu32 ",\"stepping\":%" PRIu32
 	        "}}", p->cpu_family, p->cpu_model, p->cpu_stepping);
+	if (d->has_watch) {
+		fputs(",\"watch\":{\"name\":", out);
+		jstr(out, d->watch.name);
+		fprintf(out, ",\"budget_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+		        ",\"begin_mark\":\"0x%" PRIx64 "\",\"end_mark\":\"0x%" PRIx64
+		        "\",\"all_threads\":%s}", d->watch.budget_ns, d->watch.duration_ns,
+		        d->watch.begin_mark, d->watch.end_mark,
+		        d->watch.flags & PTREC_WATCH_ALL_THREADS ? "true" : "false");
+	}
 	fprintf(out, ",\"dump\":{\"complete\":%s,\"threads\":%zu}", d->complete ? "true" : "false",
 	        d->nthreads);
 	fputs(",\"recorder\":[", out);

@@ -70,7 +70,13 @@ static void print_branch(struct ptrec_report *r, const struct ptrec_report_threa
 			fprintf(out, "; resumed at %s", loc(r, b->to, 0, to, sizeof(to)));
 		break;
 	case PTREC_BR_MARKER:
-		fprintf(out, "%-9s value %#" PRIx64, kind, b->to);
+		if (ptrec_mark_is_watch(b->to))
+			fprintf(out, "-- watch %s (marker %#" PRIx64 ")", b->to & 1 ? "end" : "begin",
+			        b->to);
+		else
+			fprintf(out, "%-9s value %#" PRIx64, kind, b->to);
+		if (b->from)
+			fprintf(out, " at %s", loc(r, b->from, 0, from, sizeof(from)));
 		break;
 	case PTREC_BR_EDGE:
 		fprintf(out, "%-9s %s", kind, loc(r, b->from, ptrec_branch_from_is_ret(t, b), from,
@@ -245,6 +251,18 @@ static void print_branches(struct ptrec_report *r, const struct ptrec_report_thr
 {
 	size_t n = t->nbranches < max ? t->nbranches : max;
 
+	if (t->span) {
+		/* A watch's span: all of it, whatever --branches says. */
+		fprintf(out, "the watched span: %zu branches from its begin to its end marker "
+		        "(newest first; %zu older and %zu newer left out):\n", t->nbranches,
+		        t->span_before, t->span_after);
+		for (size_t i = 0; i < t->nbranches; i++)
+			print_branch(r, t, &t->branches[t->nbranches - 1 - i], i, out);
+		if (t->span_open)
+			fprintf(out, "  -- the begin marker was overwritten: the span is older than the "
+			             "ring\n");
+		return;
+	}
 	fprintf(out, "last %zu of %" PRIu64 " branches (newest first):\n", n, t->total_branches);
 	if (t->trimmed)
 		fprintf(out, "  (%zu branches after the fault, in the signal handler, left out)\n",
@@ -313,8 +331,19 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	fputc('\n', out);
 	if (p->signo == 4 || p->signo == 5 || p->signo == 7 || p->signo == 8 || p->signo == 11)
 		fprintf(out, "fault address: 0x%" PRIx64 "\n", p->fault_addr);
+	if (p->event == PTREC_EVENT_SNAPSHOT || p->event == PTREC_EVENT_WATCH) {
+		const struct ptrec_dump_thread_rec *who = ptrec_dump_find_thread(d, p->tid);
+		fprintf(out, "asked by: thread %" PRIu32 " (%s)%s\n", p->tid,
+		        who && who->hdr.name[0] ? who->hdr.name : "-",
+		        p->event == PTREC_EVENT_WATCH ? ", its watch went over budget"
+		                                      : ", calling ptrec_snapshot");
+	}
 	if (p->reason[0])
 		fprintf(out, "reason:   %s\n", p->reason);
+	if (d->has_watch)
+		fprintf(out, "watch:    \"%s\": took %" PRIu64 " us, budget %" PRIu64 " us (%s)\n",
+		        d->watch.name, d->watch.duration_ns / 1000, d->watch.budget_ns / 1000,
+		        d->watch.flags & PTREC_WATCH_ALL_THREADS ? "all threads" : "its thread only");
 	fprintf(out, "time:     %s.%09" PRId64 " UTC\n", tbuf, p->time_nsec);
 	fprintf(out, "backend:  %s\n", ptrec_backend_name(p->backend));
 	fprintf(out, "cpu:      family %" PRIu32 " model %" PRIu32 " stepping %" PRIu32 "\n",
@@ -368,8 +397,9 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		const struct ptrec_report_thread *t = &r->threads[i];
 		const struct ptrec_dump_thread *h = &t->rec->hdr;
 		char name[4 * sizeof(h->name) + 1];
-		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s\n", h->tid, esc(h->name, name, sizeof(name)),
-		        t->crashed ? " [crashed]" : "");
+		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s%s%s\n", h->tid,
+		        esc(h->name, name, sizeof(name)), t->crashed ? " [" : "",
+		        t->crashed ? ptrec_report_role(r) : "", t->crashed ? "]" : "");
 		print_stack(r, t, t->crashed, out);
 		if (t->unwound)
 			print_unwound(r, t, out);

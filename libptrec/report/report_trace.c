@@ -73,8 +73,9 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 		uint64_t ts = 0;
 		char tname[64];
 
-		snprintf(tname, sizeof(tname), "%s%s", h->name[0] ? h->name : "thread",
-		         t->crashed ? " (crashed)" : "");
+		snprintf(tname, sizeof(tname), "%s%s%s%s", h->name[0] ? h->name : "thread",
+		         t->crashed ? " (" : "", t->crashed ? ptrec_report_role(r) : "",
+		         t->crashed ? ")" : "");
 		fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
 		        ",\"tid\":%" PRIu32 ",\"args\":{\"name\":", p->pid, h->tid);
 		jstr(out, tname);
@@ -98,6 +99,28 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 			} else if (b->kind == PTREC_BR_RET && depth) {
 				event(out, &first, "E", NULL, p->pid, h->tid, ts);
 				depth--;
+			} else if (b->kind == PTREC_BR_MARKER) {
+				/* A watch's span is a slice of its own; other markers are instants. */
+				int w = ptrec_mark_is_watch(b->to);
+				char name[96];
+				if (w && !(b->to & 1)) {
+					snprintf(name, sizeof(name), "watch %s",
+					         r->dump->has_watch && b->to == r->dump->watch.begin_mark
+					                 ? r->dump->watch.name : "(nested)");
+					event(out, &first, "B", name, p->pid, h->tid, ts);
+					depth++;
+				} else if (w && depth) {
+					event(out, &first, "E", NULL, p->pid, h->tid, ts);
+					depth--;
+				} else if (!w) {
+					snprintf(name, sizeof(name), "mark 0x%" PRIx64, b->to);
+					fprintf(out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32
+					        ",\"tid\":%" PRIu32 ",\"ts\":", p->pid, h->tid);
+					put_ts(out, ts);
+					fputs(",\"name\":", out);
+					jstr(out, name);
+					fputc('}', out);
+				}
 			} else if (b->kind == PTREC_BR_GAP || b->kind == PTREC_BR_OVERFLOW) {
 				fprintf(out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
 				        ",\"ts\":", p->pid, h->tid);

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include "ptrec.h"
 #include "report/report.h"
 
 const char *ptrec_report_signal_name(int signo)
@@ -105,8 +106,23 @@ const char *ptrec_report_event_name(unsigned event)
 	case PTREC_EVENT_CRASH: return "crash";
 	case PTREC_EVENT_ASSERT: return "assert";
 	case PTREC_EVENT_SNAPSHOT: return "snapshot";
+	case PTREC_EVENT_WATCH: return "watch";
 	default: return "unknown";
 	}
+}
+
+const char *ptrec_report_role(const struct ptrec_report *r)
+{
+	switch (r->dump->process.event) {
+	case PTREC_EVENT_SNAPSHOT: return "took the snapshot";
+	case PTREC_EVENT_WATCH: return "watch over budget";
+	default: return "crashed";
+	}
+}
+
+int ptrec_mark_is_watch(uint64_t value)
+{
+	return value >> 36 == PTREC_MARK_WATCH_TAG;
 }
 
 int ptrec_branch_from_is_ret(const struct ptrec_report_thread *t, const struct ptrec_branch *b)

@@ -162,6 +162,9 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 	atomic_store(&ptrec_rec.threads_attached, 0);
 	atomic_store(&ptrec_rec.threads_untraced, 0);
 	atomic_store(&ptrec_rec.snapshots_written, 0);
+	atomic_store(&ptrec_rec.snapshots_requested, 0);
+	atomic_store(&ptrec_rec.snapshots_dropped, 0);
+	atomic_store(&ptrec_rec.snapshots_accepted, 0);
 	ptrec_rec.last_snapshot.tv_sec = 0;
 	ptrec_rec.last_snapshot.tv_nsec = 0;
 	ptrec_crash.threads_untraced = &ptrec_rec.threads_untraced;
@@ -183,6 +186,7 @@ PTREC_API int ptrec_shutdown(void)
 		pthread_mutex_unlock(&ptrec_rec.lock);
 		return -PTREC_ESTATE;
 	}
+	ptrec_snap_writer_stop();
 	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS))
 		ptrec_signals_restore();
 	ptrec_registry_shutdown();
@@ -216,11 +220,13 @@ PTREC_API int ptrec_status(struct ptrec_status *st)
 			ptrec_slot_unpin(t);
 		}
 	}
-	snprintf(st->last_report, sizeof(st->last_report), "%s", ptrec_crash.last_report);
 	snprintf(st->settings_problems, sizeof(st->settings_problems), "%s",
 	         ptrec_settings_problems());
 	st->threads_no_altstack = ptrec_registry_no_altstack(st->no_altstack_tids,
 	                                                     sizeof(st->no_altstack_tids));
+	st->snapshots_requested = atomic_load(&ptrec_rec.snapshots_requested);
+	st->snapshots_dropped = atomic_load(&ptrec_rec.snapshots_dropped);
+	ptrec_snap_last_report(st->last_report, sizeof(st->last_report));
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }

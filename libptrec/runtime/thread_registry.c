@@ -300,6 +300,7 @@ static void atfork_child(void)
 	struct ptrec_thread *me = ptrec_slot_self();
 
 	ptrec_crash_reset_after_fork();
+	ptrec_snap_writer_after_fork();
 	if (!atomic_load(&ptrec_rec.initialized))
 		return;
 	ptrec_crash_prepare_after_fork();
@@ -429,4 +430,21 @@ PTREC_API int __wrap_pthread_create(pthread_t *thr, const pthread_attr_t *attr,
                                     void *(*fn)(void *), void *arg)
 {
 	return create_wrapped(__real_pthread_create, thr, attr, fn, arg);
+}
+
+int ptrec_thread_create_untraced(pthread_t *thr, void *(*fn)(void *), void *arg)
+{
+	pthread_create_fn real = real_pthread_create();
+	sigset_t all, old;
+
+	if (!real)
+		real = __real_pthread_create;
+	if (!real)
+		return EAGAIN;
+	/* The new thread inherits the creator's mask: block everything only for the call. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = real(thr, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }

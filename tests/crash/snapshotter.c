@@ -1,7 +1,9 @@
 /* snapshotter.c — takes ptrec_snapshot()s while three worker threads keep running
  * (instrumented backend: built with -finstrument-functions).  Exits 0 when every step behaved:
  * the first snapshot is written and names its report, an immediate second one is refused by
- * the rate limit, the workers were never stopped (they kept counting), and the process goes on.
+ * the rate limit (and counted as dropped), the workers were never stopped (they kept
+ * counting), the recorder thread writes the dump and the report (ptrec_snapshot_flush waits
+ * for them), and the process goes on.
  * Prints the report (or dump) path on stdout. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -81,11 +83,23 @@ int main(void)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
+	/* The recorder thread writes the dump and runs the report; wait for both. */
+	if ((r = ptrec_snapshot_flush(60000)) != 0) {
+		fprintf(stderr, "snapshotter: flush: %s\n", ptrec_strerror(r));
+		ok = 0;
+	}
 	struct ptrec_status st;
 	st.struct_size = sizeof(st);
 	ptrec_status(&st);
-	if (st.snapshots_written != 1) {
-		fprintf(stderr, "snapshotter: %u snapshots written\n", st.snapshots_written);
+	if (st.snapshots_written != 1 || st.snapshots_requested != 2 || st.snapshots_dropped != 1) {
+		fprintf(stderr, "snapshotter: %u snapshots requested, %u written, %u dropped; "
+		        "expected 2, 1, 1\n", st.snapshots_requested, st.snapshots_written,
+		        st.snapshots_dropped);
+		ok = 0;
+	}
+	if (strcmp(st.last_report, path) != 0) {
+		fprintf(stderr, "snapshotter: last report %s, the snapshot said %s\n",
+		        st.last_report, path);
 		ok = 0;
 	}
 	ptrec_shutdown();

@@ -136,3 +136,14 @@ void pe_cyc(struct pe_buf *b, uint64_t cycles)
 	}
 	pe_bytes(b, t, n);
 }
+
+void pe_ptw(struct pe_buf *b, uint64_t payload, unsigned bytes, int ip_bit)
+{
+	uint8_t t[10];
+	unsigned n = bytes == 8 ? 8 : 4;
+	t[0] = 0x02;
+	t[1] = (uint8_t)(0x12 | (n == 8 ? 1u << 5 : 0) | (ip_bit ? 0x80 : 0));
+	for (unsigned i = 0; i < n; i++)
+		t[2 + i] = (uint8_t)(payload >> (8 * i));
+	pe_bytes(b, t, 2 + n);
+}

@@ -61,4 +61,8 @@ void pe_cbr(struct pe_buf *b, uint8_t ratio);           /* CBR: 02 03 ratio 00 *
  * must be > 0. */
 void pe_cyc(struct pe_buf *b, uint64_t cycles);
 
+/* PTW (02 + header byte 0x12 | PayloadBytes << 5 | IP << 7, then the payload): a PTWRITE
+ * operand of `bytes` (4 or 8) bytes; ip_bit says a FUP with the PTWRITE's IP follows. */
+void pe_ptw(struct pe_buf *b, uint64_t payload, unsigned bytes, int ip_bit);
+
 #endif
