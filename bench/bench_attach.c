@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ptrec.h"
+#include "bench_util.h"
 
 #define N 200
 
@@ -20,15 +21,9 @@ static double clock_us(clockid_t clk)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median(double *v)
 {
-	qsort(v, N, sizeof(double), cmp_double);
+	qsort(v, N, sizeof(double), bench_cmp_double);
 	return v[N / 2];
 }
 

@@ -19,6 +19,7 @@
 
 #include "ptrec.h"
 #include "workload.h"
+#include "bench_util.h"
 
 #define RUNS 3
 
@@ -90,12 +91,6 @@ static long long clean(const char *dir)
 	return dump_size;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double run(const char *dir, size_t ring, unsigned threads, int report, long long *size,
                   int *ok)
 {
@@ -127,7 +122,7 @@ static double run(const char *dir, size_t ring, unsigned threads, int report, lo
 		v[r] = t1 - t0;
 		*size = clean(dir);
 	}
-	qsort(v, RUNS, sizeof(double), cmp_double);
+	qsort(v, RUNS, sizeof(double), bench_cmp_double);
 	return v[RUNS / 2];
 }
 

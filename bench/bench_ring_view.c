@@ -14,20 +14,7 @@
 #include <time.h>
 
 #include "capture/backend.h"
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench_util.h"
 
 #define RUNS 7
 
@@ -55,27 +42,27 @@ int main(void)
 		memset(ring, 0x5a, 4096);    /* first lap: 4 KiB written, the rest never */
 		memset(copy, 1, size);
 		for (int r = 0; r < RUNS; r++) {
-			double t0 = now_us();
+			double t0 = bench_now_us();
 			ptrec_ring_view_make(ring, size, 4096, &v);
-			t_first[r] = now_us() - t0;
+			t_first[r] = bench_now_us() - t0;
 			sink += v.len[0] + (size_t)v.wrapped;
 		}
 		memset(ring, 0x5a, size);    /* wrapped: old bytes everywhere */
 		for (int r = 0; r < RUNS; r++) {
-			double t0 = now_us();
+			double t0 = bench_now_us();
 			ptrec_ring_view_make(ring, size, 4096, &v);
-			t_wrap[r] = now_us() - t0;
+			t_wrap[r] = bench_now_us() - t0;
 			sink += v.len[0] + (size_t)v.wrapped;
 		}
 		for (int r = 0; r < RUNS; r++) {
-			double t0 = now_us();
+			double t0 = bench_now_us();
 			memcpy(copy, ring, size);
-			t_copy[r] = now_us() - t0;
+			t_copy[r] = bench_now_us() - t0;
 			sink += copy[size / 2];
 		}
-		qsort(t_first, RUNS, sizeof(double), cmp_double);
-		qsort(t_wrap, RUNS, sizeof(double), cmp_double);
-		qsort(t_copy, RUNS, sizeof(double), cmp_double);
+		qsort(t_first, RUNS, sizeof(double), bench_cmp_double);
+		qsort(t_wrap, RUNS, sizeof(double), bench_cmp_double);
+		qsort(t_copy, RUNS, sizeof(double), bench_cmp_double);
 		char label[32];
 		snprintf(label, sizeof(label), "%zu KiB", size >> 10);
 		printf("%-10s %18.1f %18.3f %18.1f\n", label, t_first[RUNS / 2], t_wrap[RUNS / 2],

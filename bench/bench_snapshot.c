@@ -1,7 +1,7 @@
 /* bench_snapshot.c — what ptrec_snapshot() costs its caller, against thread count and ring
  * size (instrumented backend, every ring full), and how long after the request the dump and
- * its report are on disk.  Before the recorder thread (commit 7c051f2) the caller did all of
- * that work itself, so the last columns are also what a snapshot used to cost the caller.
+ * its report are on disk.  Before the recorder thread (issue 13) the caller did all of that
+ * work itself, so the last columns are also what a snapshot used to cost the caller.
  * The other threads have filled their rings and sleep, so the caller's time is the recorder's
  * work, not the scheduler's.  Median and worst of RUNS snapshots per row. */
 #include <pthread.h>
@@ -15,25 +15,13 @@
 
 #include "ptrec.h"
 #include "workload.h"
+#include "bench_util.h"
 
 #define RUNS 9
 
 static volatile uint64_t sink;
 static pthread_barrier_t filled;
 static atomic_int quit;
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void *filler(void *p)
 {
@@ -79,9 +67,9 @@ static void row(const char *dir, size_t ring, unsigned threads)
 	pthread_barrier_wait(&filled);
 	for (int i = 0; i < RUNS; i++) {
 		unsigned before = written();
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		int r = ptrec_snapshot("bench");
-		double t1 = now_us();
+		double t1 = bench_now_us();
 		if (r != 0) {
 			fprintf(stderr, "bench_snapshot: snapshot refused: %s\n", ptrec_strerror(r));
 			exit(1);
@@ -90,14 +78,14 @@ static void row(const char *dir, size_t ring, unsigned threads)
 			usleep(100);
 		ptrec_snapshot_flush(60000); /* its report too */
 		caller[i] = t1 - t0;
-		done[i] = now_us() - t0;
+		done[i] = bench_now_us() - t0;
 	}
 	atomic_store(&quit, 1);
 	for (unsigned i = 1; i < threads; i++)
 		pthread_join(t[i], NULL);
 	ptrec_shutdown();
-	qsort(caller, RUNS, sizeof(double), cmp_double);
-	qsort(done, RUNS, sizeof(double), cmp_double);
+	qsort(caller, RUNS, sizeof(double), bench_cmp_double);
+	qsort(done, RUNS, sizeof(double), bench_cmp_double);
 	printf("%7u %7zuK %12.1f %12.1f %14.0f %14.0f\n", threads, ring >> 10, caller[RUNS / 2],
 	       caller[RUNS - 1], done[RUNS / 2], done[RUNS - 1]);
 	fflush(stdout);

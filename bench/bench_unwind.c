@@ -17,17 +17,11 @@
 #include "ptrec.h"
 #include "dump_writer.h"
 #include "report/unwind.h"
+#include "bench_util.h"
 
 #define DEPTH 62
 #define STACK_BYTES (64u << 10)
 #define RUNS 2000
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static ucontext_t uc;
 static uint8_t stack_copy[STACK_BYTES];
@@ -46,10 +40,10 @@ __attribute__((noinline)) static int capture(void)
 	stack_at = (uint64_t)uc.uc_mcontext.gregs[REG_RSP];
 	stack_len = stack_end - stack_at < STACK_BYTES ? stack_end - stack_at : STACK_BYTES;
 	memcpy(stack_copy, (const void *)(uintptr_t)stack_at, stack_len);
-	t0 = now_us();
+	t0 = bench_now_us();
 	for (int i = 0; i < RUNS; i++)
 		live_frames = backtrace(pcs, 128);
-	live_us = (now_us() - t0) / RUNS;
+	live_us = (bench_now_us() - t0) / RUNS;
 	return 1;
 }
 
@@ -115,20 +109,20 @@ int main(void)
 	memset(&w, 0, sizeof(w));
 	ptrec_symbolizer_init(&s, &d, NULL, &w);
 	/* Loading the modules (symbols, debug info) is the report's cost anyway: done first. */
-	t0 = now_us();
+	t0 = bench_now_us();
 	for (uint64_t pc = (uint64_t)(uintptr_t)deep; pc; pc = 0) {
 		struct ptrec_symbol sym;
 		ptrec_symbolize(&s, pc, 0, &sym);
 		ptrec_symbolize(&s, (uint64_t)(uintptr_t)backtrace, 0, &sym);
 	}
-	load = now_us() - t0;
-	t0 = now_us();
+	load = bench_now_us() - t0;
+	t0 = bench_now_us();
 	n = ptrec_unwind(&s, &d, d.regs.gregs, f, 256, &stop);
-	cold = now_us() - t0;
-	t0 = now_us();
+	cold = bench_now_us() - t0;
+	t0 = bench_now_us();
 	for (int i = 0; i < RUNS; i++)
 		n = ptrec_unwind(&s, &d, d.regs.gregs, f, 256, &stop);
-	warm = (now_us() - t0) / RUNS;
+	warm = (bench_now_us() - t0) / RUNS;
 	printf("unwinding one thread, %d-deep recursion at -O2 (CFI), %zu bytes of stack\n", DEPTH,
 	       stack_len);
 	printf("%-46s %8s %14s\n", "method", "frames", "us per thread");
