@@ -1,6 +1,7 @@
 /* cmd_info.c — `ptrec info [--root DIR] [--json] [--ring-size SIZE]`: whether and how the
  * recorder works on this machine, and why not.  Reads CPUID (this CPU, always), the perf PMUs
- * and limits under DIR (default /), and prints a report or the same facts as JSON. */
+ * and limits under DIR (default /), and describes the facts once, printed as a report or as
+ * JSON (fact_emit.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "ptrec.h"
 #include "report/json_str.h"
 #include "core/settings.h"
+#include "tool/fact_emit.h"
 #include "tool/tool.h"
 
 #define REASON_MAX 512
@@ -50,41 +52,6 @@ struct info {
 	int helper_needed;           /* 1 if the kernel refuses this user perf_event_open */
 	int helper_used;             /* 1 if a perf backend was judged through the helper */
 };
-
-static const char *yesno(int v)
-{
-	return v ? "yes" : "no";
-}
-
-/* Human-readable byte count: "64 KiB", "1 MiB", "1536 bytes". */
-static const char *human(uint64_t v, char *buf, size_t len)
-{
-	if (v == PTREC_RLIM_UNLIMITED)
-		snprintf(buf, len, "unlimited");
-	else if (v && v % (1u << 30) == 0)
-		snprintf(buf, len, "%" PRIu64 " GiB", v >> 30);
-	else if (v && v % (1u << 20) == 0)
-		snprintf(buf, len, "%" PRIu64 " MiB", v >> 20);
-	else if (v && v % 1024 == 0)
-		snprintf(buf, len, "%" PRIu64 " KiB", v >> 10);
-	else
-		snprintf(buf, len, "%" PRIu64 " bytes", v);
-	return buf;
-}
-
-/* "0 3 6 9" for a bitmap of encodings. */
-static const char *encodings(unsigned bitmap, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (unsigned i = 0; i < 16; i++)
-		if ((bitmap >> i) & 1)
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%u", n ? " " : "", i);
-	if (!bitmap)
-		snprintf(buf, len, "none");
-	return buf;
-}
 
 /* ---- gathering --------------------------------------------------------------------------- */
 
@@ -210,137 +177,355 @@ static void report_location(const struct info *in, char *buf, size_t len)
 		app(buf, len, &used, "; for this user: nowhere is writable");
 }
 
-/* Prints the places one per line with their verdicts. */
-static void print_places(const struct info *in)
-{
-	struct tool_place t[PTREC_PLACE_COUNT_];
-	unsigned n = tool_places(in->sys.core_pattern_valid ? in->sys.core_pattern : NULL, t);
-	int chosen = 0;
+/* ---- the facts ---------------------------------------------------------------------------
+ * describe() states every fact once, in one order, to an emitter (fact_emit.h): the text report
+ * and the JSON are two renderings of the same walk.  Words are added where a number or yes/no
+ * says too little for a person (the CPUID bit, the unit, the consequence). */
 
-	printf("  places, in order:\n");
-	for (unsigned i = 0; i < n; i++) {
-		printf("    %-22s %s%s: %s%s\n", ptrec_place_name(t[i].p.kind), t[i].p.path,
-		       t[i].p.kind == PTREC_PLACE_CORE ? ".ptrec" : "", t[i].why,
-		       t[i].usable && !chosen ? "  <- a crash report goes here" : "");
-		chosen |= t[i].usable;
+static void describe_pt_leaf(const struct ptrec_cpu_info *c, struct fact_emitter *e)
+{
+	if (!c->pt_leaf_valid) {
+		fact_null(e, "pt_leaf14_0", "not enumerated");
+	} else {
+		fact_open(e, "pt_leaf14_0", "leaf 14H sub-leaf 0");
+		fact_int(e, "max_subleaf", c->pt_max_subleaf, NULL);
+		fact_bit(e, "cr3_filtering", c->cr3_filtering, "EBX[0] CR3 filtering");
+		fact_bit(e, "psb_cyc", c->psb_cyc, "EBX[1] configurable PSB and cycle-accurate mode");
+		fact_bit(e, "ip_filtering", c->ip_filtering, "EBX[2] IP filtering and TraceStop");
+		fact_bit(e, "mtc", c->mtc, "EBX[3] MTC timing packets, COFI suppression");
+		fact_bit(e, "ptwrite", c->ptwrite, "EBX[4] PTWRITE");
+		fact_bit(e, "power_event_trace", c->power_event_trace, "EBX[5] power event trace");
+		fact_bit(e, "psb_pmi_preservation", c->psb_pmi_preserve,
+		         "EBX[6] PSB and PMI preservation");
+		fact_bit(e, "event_trace", c->event_trace, "EBX[7] event trace");
+		fact_bit(e, "tnt_disable", c->tnt_disable, "EBX[8] TNT disable");
+		fact_bit(e, "topa_output", c->topa_output, "ECX[0] ToPA output");
+		fact_bit(e, "topa_multiple_entries", c->topa_multiple_entries,
+		         "ECX[1] multiple ToPA output entries");
+		fact_bit(e, "single_range_output", c->single_range_output, "ECX[2] single-range output");
+		fact_bit(e, "trace_transport_output", c->trace_transport_output,
+		         "ECX[3] output to trace transport");
+		fact_bit(e, "lip", c->lip, "ECX[31] IP payloads are LIP (include CS base)");
+		fact_close(e);
 	}
-	printf("  every crash also logs one line to syslog (%s) and stderr\n",
-	       getenv("PTREC_SYSLOG") && *getenv("PTREC_SYSLOG") ? getenv("PTREC_SYSLOG") : "/dev/log");
-}
-
-/* ---- text report ------------------------------------------------------------------------- */
-
-static void print_pt_leaf(const struct ptrec_cpu_info *c)
-{
-	char b[80];
-
-	printf("  leaf 14H sub-leaf 0 (max sub-leaf %u):\n", c->pt_max_subleaf);
-	printf("    EBX[0] CR3 filtering                               %s\n", yesno(c->cr3_filtering));
-	printf("    EBX[1] configurable PSB and cycle-accurate mode    %s\n", yesno(c->psb_cyc));
-	printf("    EBX[2] IP filtering and TraceStop                  %s\n", yesno(c->ip_filtering));
-	printf("    EBX[3] MTC timing packets, COFI suppression        %s\n", yesno(c->mtc));
-	printf("    EBX[4] PTWRITE                                     %s\n", yesno(c->ptwrite));
-	printf("    EBX[5] power event trace                           %s\n",
-	       yesno(c->power_event_trace));
-	printf("    EBX[6] PSB and PMI preservation                    %s\n",
-	       yesno(c->psb_pmi_preserve));
-	printf("    EBX[7] event trace                                 %s\n", yesno(c->event_trace));
-	printf("    EBX[8] TNT disable                                 %s\n", yesno(c->tnt_disable));
-	printf("    ECX[0] ToPA output                                 %s\n", yesno(c->topa_output));
-	printf("    ECX[1] multiple ToPA output entries                %s\n",
-	       yesno(c->topa_multiple_entries));
-	printf("    ECX[2] single-range output                         %s\n",
-	       yesno(c->single_range_output));
-	printf("    ECX[3] output to trace transport                   %s\n",
-	       yesno(c->trace_transport_output));
-	printf("    ECX[31] IP payloads are LIP (include CS base)      %s\n", yesno(c->lip));
 	if (!c->pt_subleaf1_valid) {
-		printf("  leaf 14H sub-leaf 1: not enumerated\n");
+		fact_null(e, "pt_leaf14_1", "not enumerated");
 		return;
 	}
-	printf("  leaf 14H sub-leaf 1:\n");
-	printf("    address ranges for IP filtering                    %u\n",
-	       c->num_address_ranges);
-	printf("    MTC period encodings                               0x%04x: %s\n",
-	       c->mtc_periods, encodings(c->mtc_periods, b, sizeof(b)));
-	printf("    cycle threshold encodings                          0x%04x: %s\n",
-	       c->cycle_thresholds, encodings(c->cycle_thresholds, b, sizeof(b)));
-	printf("    PSB frequency encodings                            0x%04x: %s\n",
-	       c->psb_periods, encodings(c->psb_periods, b, sizeof(b)));
+	fact_open(e, "pt_leaf14_1", "leaf 14H sub-leaf 1");
+	fact_int(e, "num_address_ranges", c->num_address_ranges, NULL);
+	fact_bits(e, "mtc_period_encodings", c->mtc_periods);
+	fact_bits(e, "cycle_threshold_encodings", c->cycle_thresholds);
+	fact_bits(e, "psb_frequency_encodings", c->psb_periods);
+	fact_close(e);
 }
 
-static void print_pmu(const struct ptrec_pmu *p, const char *root)
+static void describe_cpu(const struct info *in, struct fact_emitter *e)
 {
-	if (!p->present) {
-		printf("  %-10s absent (no %s/sys/bus/event_source/devices/%s)\n", p->name,
-		       root ? root : "", p->name);
-		return;
-	}
-	printf("  %-10s present, type %d\n", p->name, p->type);
-	if (p->ncaps) {
-		printf("    caps:  ");
-		for (unsigned i = 0; i < p->ncaps; i++)
-			printf("%s%s=%s", i ? (i % 4 ? "  " : "\n           ") : "", p->caps[i].name,
-			       p->caps[i].text);
-		printf("\n");
-	}
-	if (p->nformats) {
-		printf("    format:");
-		for (unsigned i = 0; i < p->nformats; i++)
-			printf("%s%s=%s", i ? (i % 4 ? "  " : "\n           ") : " ",
-			       p->formats[i].name, p->formats[i].spec);
-		printf("\n");
-	}
-}
+	const struct ptrec_cpu_info *c = &in->cpu;
+	char t[FACT_WORDS_MAX], v[32];
 
-static void print_budget(const struct info *in)
-{
-	const struct ptrec_sys *s = &in->sys;
-	char a[32], b[32], c[32];
-	static const size_t sizes[] = {4u << 10, 64u << 10, 1u << 20, 16u << 20};
-
-	if (s->mlock_kb_valid)
-		printf("  perf_event_mlock_kb   %ld KiB per CPU, %u online CPUs: %s per user\n",
-		       s->mlock_kb, s->online_cpus,
-		       human((uint64_t)(s->mlock_kb / 4) * 4096u * s->online_cpus, a, sizeof(a)));
+	fact_open(e, "cpu", "CPUID of this machine");
+	fact_str(e, "vendor", c->vendor, NULL);
+	fact_int(e, "max_leaf", c->max_leaf, NULL);
+	fact_str(e, "signature", fact_say(v, "0x%08X", c->signature), NULL);
+	fact_int(e, "family", c->family, NULL);
+	fact_int(e, "model", c->model, NULL);
+	fact_int(e, "stepping", c->stepping, NULL);
+	fact_str(e, "display_family_model", fact_say(v, "%02X_%02XH", c->family, c->model), NULL);
+	fact_bool(e, "hypervisor", c->hypervisor,
+	          c->hypervisor ? "yes, a guest (CPUID.01H:ECX[31]=1)" : "no");
+	fact_str(e, "hypervisor_vendor", c->hv_vendor, c->hv_vendor[0] ? NULL : "none");
+	fact_say(t, "%s (CPUID.(EAX=07H,ECX=0):EBX[25]=%u)", c->pt ? "supported" : "not enumerated",
+	         c->pt);
+	fact_bool(e, "intel_pt", c->pt, t);
+	if (c->pt_lbr_exclusive)
+		fact_say(t, "yes on %02X_%02XH: LBR users are suspended while PT traces", c->family,
+		         c->model);
 	else
-		printf("  perf_event_mlock_kb   unknown\n");
-	printf("  RLIMIT_MEMLOCK        %s per process\n", human(s->memlock_cur, a, sizeof(a)));
-	printf("  CAP_IPC_LOCK          %s\n", s->cap_valid ? yesno(s->cap_ipc_lock) : "unknown");
+		fact_say(t, "no (%02X_%02XH is not on the SDM's exclusive list)", c->family, c->model);
+	fact_bool(e, "pt_lbr_exclusive", c->pt_lbr_exclusive, t);
+	if (c->tsc_leaf_valid && c->tsc_ratio_num) {
+		fact_say(v, "%u/%u", c->tsc_ratio_num, c->tsc_ratio_den);
+		fact_str(e, "tsc_ratio", v, fact_say(t, "%s (TSC / crystal clock, CPUID.15H EBX/EAX)",
+		                                     v));
+		fact_int(e, "crystal_hz", c->crystal_hz, c->crystal_hz ? NULL : "0 (not enumerated)");
+	} else {
+		fact_null(e, "tsc_ratio", "not enumerated (CPUID.15H)");
+		fact_null(e, "crystal_hz", "not enumerated (CPUID.15H)");
+	}
+	fact_bit(e, "ds", c->ds, "CPUID.01H:EDX[21] Debug Store, needed by BTS");
+	fact_bit(e, "dtes64", c->dtes64, "CPUID.01H:ECX[2] 64-bit DS layout, needed by BTS");
+	describe_pt_leaf(c, e);
+	fact_close(e);
+}
+
+static void describe_pmu(const struct info *in, const struct ptrec_pmu *p, struct fact_emitter *e)
+{
+	char t[FACT_WORDS_MAX];
+
+	fact_open(e, p->name, NULL);
+	fact_say(t, "no (no %s/sys/bus/event_source/devices/%s)", in->root ? in->root : "", p->name);
+	fact_bool(e, "present", p->present, p->present ? NULL : t);
+	if (p->present && p->type >= 0)
+		fact_int(e, "type", p->type, fact_say(t, "%d (perf_event_attr.type)", p->type));
+	else
+		fact_null(e, "type", p->present ? "unreadable" : "none");
+	fact_open(e, "caps", NULL);
+	for (unsigned i = 0; i < p->ncaps; i++)
+		fact_str(e, p->caps[i].name, p->caps[i].text, NULL);
+	fact_close(e);
+	fact_open(e, "format", NULL);
+	for (unsigned i = 0; i < p->nformats; i++)
+		fact_str(e, p->formats[i].name, p->formats[i].spec, NULL);
+	fact_close(e);
+	fact_close(e);
+}
+
+static void describe_budget(const struct info *in, struct fact_emitter *e)
+{
+	static const struct { const char *key; size_t size; } sizes[] = {
+		{"4k", 4u << 10}, {"64k", 64u << 10}, {"1m", 1u << 20}, {"16m", 16u << 20},
+	};
+	const struct ptrec_sys *s = &in->sys;
+	const struct ptrec_mlock_budget *b = &in->budget;
+	char t[FACT_WORDS_MAX], x[32], y[32];
+
+	fact_open(e, "budget", "threads that get a ring: per-user mlock allowance, then "
+	          "RLIMIT_MEMLOCK");
+	fact_bytes(e, "ring_size", in->ring_size, NULL);
 	if (in->budget_rc) {
-		printf("  ring budget           unknown (perf_event_mlock_kb or CPU count unreadable)\n");
+		fact_null(e, "threads", "unknown (perf_event_mlock_kb or CPU count unreadable)");
+		fact_close(e);
 		return;
 	}
-	if (in->budget.unlimited) {
+	fact_say(t, "yes (%s): threads are bounded by memory only", s->cap_ipc_lock ? "CAP_IPC_LOCK"
+	         : s->paranoid_valid && s->paranoid <= -1 ? "perf_event_paranoid -1"
+	         : "RLIMIT_MEMLOCK unlimited");
+	fact_bool(e, "unlimited", b->unlimited, b->unlimited ? t : NULL);
+	fact_say(t, "%s (shared with the user's other perf users)",
+	         fact_human(b->user_bytes, x, sizeof(x)));
+	fact_bytes(e, "user_bytes", b->user_bytes, b->unlimited ? NULL : t);
+	fact_bytes(e, "total_bytes", b->total_bytes, NULL);
+	fact_say(t, "%s (ring + user page + %u data page)",
+	         fact_human(b->per_thread_bytes, x, sizeof(x)), PTREC_PERF_DATA_PAGES);
+	fact_bytes(e, "per_thread_bytes", b->per_thread_bytes, t);
+	fact_say(t, "%" PRIu64 " threads at ring size %s", b->threads,
+	         fact_human(in->ring_size, x, sizeof(x)));
+	fact_count(e, "threads", b->threads, b->unlimited ? NULL : t);
+	if (b->unlimited && s->cap_ipc_lock) {
 		struct ptrec_sys plain = *s;
 		struct ptrec_mlock_budget o;
 
-		printf("  ring budget           unlimited (%s): threads at %s rings are bounded by "
-		       "memory only\n",
-		       s->cap_ipc_lock ? "CAP_IPC_LOCK" : s->paranoid_valid && s->paranoid <= -1
-		       ? "perf_event_paranoid -1" : "RLIMIT_MEMLOCK unlimited",
-		       human(in->ring_size, a, sizeof(a)));
 		plain.cap_ipc_lock = 0;
-		if (s->cap_ipc_lock && ptrec_mlock_budget(&plain, in->ring_size, &o) == 0 &&
-		    !o.unlimited)
-			printf("                        without CAP_IPC_LOCK: %s, %" PRIu64 " threads "
-			       "at ring size %s\n", human(o.total_bytes, b, sizeof(b)), o.threads,
-			       human(in->ring_size, c, sizeof(c)));
-		return;
+		if (ptrec_mlock_budget(&plain, in->ring_size, &o) == 0 && !o.unlimited)
+			fact_count(e, "threads_without_cap_ipc_lock", o.threads,
+			           fact_say(t, "%" PRIu64 " at ring size %s (%s)", o.threads,
+			                    fact_human(in->ring_size, x, sizeof(x)),
+			                    fact_human(o.total_bytes, y, sizeof(y))));
 	}
-	printf("  ring budget           %s: %" PRIu64 " threads at ring size %s (each pins %s: "
-	       "ring + user page + %u data page)\n",
-	       human(in->budget.total_bytes, a, sizeof(a)), in->budget.threads,
-	       human(in->ring_size, b, sizeof(b)), human(in->budget.per_thread_bytes, c, sizeof(c)),
-	       PTREC_PERF_DATA_PAGES);
-	printf("                        other sizes:");
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		struct ptrec_mlock_budget o;
-		ptrec_mlock_budget(s, sizes[i], &o);
-		printf("%s %" PRIu64 " at %s", i ? "," : "", o.threads, human(sizes[i], a, sizeof(a)));
+	if (!b->unlimited) {
+		fact_open(e, "threads_at", "other ring sizes");
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			struct ptrec_mlock_budget o;
+
+			ptrec_mlock_budget(s, sizes[i].size, &o);
+			fact_count(e, sizes[i].key, o.threads, NULL);
+		}
+		fact_close(e);
 	}
-	printf("\n                        (the per-user part is shared with the user's other "
-	       "perf users)\n");
+	fact_close(e);
+}
+
+static void describe_perf(const struct info *in, struct fact_emitter *e)
+{
+	const struct ptrec_sys *s = &in->sys;
+	char t[FACT_WORDS_MAX], x[32];
+
+	fact_open(e, "perf", "perf access for a process with this user's credentials");
+	if (s->paranoid_valid) {
+		fact_int(e, "paranoid", s->paranoid,
+		         fact_say(t, "%d (perf_event_paranoid)", s->paranoid));
+		fact_str(e, "paranoid_meaning", ptrec_paranoid_meaning(s->paranoid), NULL);
+	} else {
+		fact_null(e, "paranoid", "unreadable (kernel without perf events?)");
+		fact_null(e, "paranoid_meaning", NULL);
+	}
+	fact_bool(e, "paranoid_allows_user_trace", ptrec_paranoid_allows(s), NULL);
+	if (s->mlock_kb_valid) {
+		fact_human((uint64_t)(s->mlock_kb / 4) * 4096u * s->online_cpus, x, sizeof(x));
+		fact_int(e, "mlock_kb", s->mlock_kb, fact_say(t, "%ld KiB per CPU "
+		         "(perf_event_mlock_kb): %s per user", s->mlock_kb, x));
+	} else {
+		fact_null(e, "mlock_kb", NULL);
+	}
+	fact_int(e, "online_cpus", s->online_cpus, NULL);
+	fact_say(t, "%s per process", fact_human(s->memlock_cur, x, sizeof(x)));
+	fact_bytes(e, "rlimit_memlock", s->memlock_cur, t);
+	if (s->cap_valid) {
+		fact_bool(e, "cap_ipc_lock", s->cap_ipc_lock, NULL);
+		fact_bool(e, "cap_perfmon", s->cap_perfmon,
+		          s->cap_perfmon ? "yes: perf_event_paranoid does not apply" : "no");
+		fact_bool(e, "cap_sys_admin", s->cap_sys_admin,
+		          s->cap_sys_admin ? "yes: perf_event_paranoid does not apply" : "no");
+	} else {
+		fact_null(e, "cap_ipc_lock", NULL);
+		fact_null(e, "cap_perfmon", NULL);
+		fact_null(e, "cap_sys_admin", NULL);
+	}
+	describe_budget(in, e);
+	if (in->pt.present && !in->ptcfg_rc) {
+		fact_open(e, "intel_pt_config", "perf_event_attr.config the recorder would open with");
+		fact_str(e, "config", fact_say(x, "0x%" PRIx64, in->ptcfg.config), NULL);
+		fact_str(e, "summary", in->ptcfg.summary, NULL);
+		fact_close(e);
+	}
+	fact_close(e);
+}
+
+/* The JSON key of a place. */
+static const char *place_key(enum ptrec_place_kind k)
+{
+	static const char *const keys[PTREC_PLACE_COUNT_] = {
+		[PTREC_PLACE_DIR] = "ptrec_dir", [PTREC_PLACE_CORE] = "core_file",
+		[PTREC_PLACE_STATE] = "state_directory", [PTREC_PLACE_LOGS] = "logs_directory",
+		[PTREC_PLACE_CWD] = "cwd", [PTREC_PLACE_HOME] = "home",
+		[PTREC_PLACE_VAR_TMP] = "var_tmp", [PTREC_PLACE_TMP] = "tmp",
+	};
+	return (unsigned)k < PTREC_PLACE_COUNT_ && keys[k] ? keys[k] : "unknown";
+}
+
+static void describe_core(const struct info *in, struct fact_emitter *e)
+{
+	const struct ptrec_sys *s = &in->sys;
+	struct tool_place t[PTREC_PLACE_COUNT_];
+	unsigned n = tool_places(s->core_pattern_valid ? s->core_pattern : NULL, t);
+	const char *syslog = getenv("PTREC_SYSLOG");
+	char w[FACT_WORDS_MAX];
+	int chosen = 0;
+
+	fact_open(e, "core", "where a report would be written");
+	fact_str(e, "core_pattern", s->core_pattern_valid ? s->core_pattern : NULL, NULL);
+	fact_bool(e, "pipe", s->core_pattern_valid && s->core_pattern[0] == '|', NULL);
+	if (s->core_uses_pid >= 0)
+		fact_int(e, "core_uses_pid", s->core_uses_pid, NULL);
+	else
+		fact_null(e, "core_uses_pid", NULL);
+	fact_bytes(e, "rlimit_core", s->core_cur, s->core_cur ? NULL : "0 (the kernel writes no "
+	           "core file; ptrec still writes its files)");
+	report_location(in, w, sizeof(w));
+	fact_str(e, "report_location", w, NULL);
+	fact_open(e, "places", "in the order a crash tries them");
+	for (unsigned i = 0; i < n; i++) {
+		const char *core = t[i].p.kind == PTREC_PLACE_CORE ? ".ptrec" : "";
+
+		fact_open(e, place_key(t[i].p.kind), ptrec_place_name(t[i].p.kind));
+		fact_str(e, "path", fact_say(w, "%s%s", t[i].p.path, core), NULL);
+		fact_bool(e, "usable", t[i].usable,
+		          t[i].usable && !chosen ? "yes: a crash report goes here" : NULL);
+		fact_str(e, "why", t[i].why, NULL);
+		fact_close(e);
+		chosen |= t[i].usable;
+	}
+	fact_close(e);
+	syslog = syslog && *syslog ? syslog : "/dev/log";
+	fact_str(e, "syslog", syslog, fact_say(w, "%s (every crash also logs one line there and "
+	         "to stderr)", syslog));
+	fact_close(e);
+}
+
+static void describe_backend(struct fact_emitter *e, const char *name, int rc, const char *reason,
+                             int live)
+{
+	fact_open(e, name, NULL);
+	fact_bool(e, "usable", !rc, rc ? "no" : live ? "yes (a test ring opened and closed)" : "yes");
+	fact_str(e, "reason", rc ? reason : "", rc ? NULL : "none");
+	fact_bool(e, "probed", live, NULL);
+	fact_close(e);
+}
+
+/* How to install the helper, one line. */
+static const char helper_install[] =
+	"systemctl enable --now ptrec-helper.socket (units installed with libptrec), or "
+	"setcap cap_perfmon+ep " PTREC_SBINDIR "/ptrec-helper and run it as a daemon; "
+	"see ptrec-helper(8)";
+
+static void describe_helper(const struct info *in, struct fact_emitter *e)
+{
+	fact_open(e, "helper", "ptrec-helper opens perf events when the kernel refuses this "
+	          "process");
+	fact_str(e, "socket", in->helper_socket, in->helper_socket ? NULL : "none: PTREC_HELPER=off");
+	fact_bool(e, "reachable", in->helper_rc == 0, NULL);
+	fact_str(e, "answer", in->helper_answer, NULL);
+	fact_bool(e, "needed", in->helper_needed, in->helper_needed ? "yes: perf_event_paranoid "
+	          "forbids perf_event_open to this user" : "no: this user may open perf events");
+	fact_bool(e, "used", in->helper_used, in->helper_used ? "yes, for the perf backends "
+	          "refused above" : in->helper_needed ? "no: not reachable" : "no: not needed");
+	fact_str(e, "install", helper_install, NULL);
+	fact_close(e);
+}
+
+/* What PTREC_FILTER will do on this machine. */
+static const char *filter_words(const struct info *in, char *t)
+{
+	const struct ptrec_pmu_cap *nr = ptrec_pmu_cap(&in->pt, "num_address_ranges");
+
+	if (!in->env_filter || !*in->env_filter)
+		return "none";
+	if (!in->pt.present)
+		return fact_say(t, "\"%s\": unused (no intel_pt)", in->env_filter);
+	if (!nr || !nr->valid)
+		return fact_say(t, "\"%s\": caps/num_address_ranges unknown", in->env_filter);
+	if (nr->value == 0)
+		return fact_say(t, "\"%s\": will be refused: the CPU has no address ranges "
+		                "(caps/num_address_ranges=0)", in->env_filter);
+	return fact_say(t, "\"%s\": the CPU filters up to %llu address ranges", in->env_filter,
+	                (unsigned long long)nr->value);
+}
+
+static void describe_verdict(const struct info *in, struct fact_emitter *e)
+{
+	char t[FACT_WORDS_MAX];
+
+	fact_open(e, "verdict", "what auto picks");
+	fact_str(e, "backend", ptrec_backend_name(in->chosen), NULL);
+	fact_open(e, "rejected", NULL);
+	if (in->chosen != PTREC_BACKEND_INTEL_PT)
+		fact_str(e, "intel_pt", in->pt_reason, NULL);
+	if (in->chosen == PTREC_BACKEND_INSTRUMENTED)
+		fact_str(e, "intel_bts", in->bts_reason, NULL);
+	fact_close(e);
+	fact_str(e, "override", in->env_backend, in->env_backend
+	         ? fact_say(t, "PTREC_BACKEND=%s overrides auto", in->env_backend) : "none");
+	fact_str(e, "filter", in->env_filter, filter_words(in, t));
+	fact_close(e);
+}
+
+static void describe(const struct info *in, struct fact_emitter *e)
+{
+	fact_open(e, NULL, NULL);
+	fact_str(e, "ptrec_version", ptrec_version(), NULL);
+	fact_str(e, "root", in->root ? in->root : "/", in->root ? NULL : "/ (this system)");
+	describe_cpu(in, e);
+	fact_open(e, "pmus", "kernel PMUs under sys/bus/event_source/devices");
+	describe_pmu(in, &in->pt, e);
+	describe_pmu(in, &in->bts, e);
+	fact_close(e);
+	describe_perf(in, e);
+	describe_core(in, e);
+	fact_open(e, "backends", NULL);
+	describe_backend(e, "intel_pt", in->pt_rc, in->pt_reason, in->pt_live);
+	describe_backend(e, "intel_bts", in->bts_rc, in->bts_reason, in->bts_live);
+	fact_open(e, "instrumented", NULL);
+	fact_bool(e, "usable", 1, NULL);
+	fact_str(e, "reason", "", "none");
+	fact_str(e, "condition", "program built with -finstrument-functions or "
+	      "-fsanitize-coverage=trace-pc", NULL);
+	fact_close(e);
+	fact_close(e);
+	describe_helper(in, e);
+	describe_verdict(in, e);
+	fact_close(e);
 }
 
 static void verdict_line(const struct info *in, FILE *f)
@@ -357,385 +542,23 @@ static void verdict_line(const struct info *in, FILE *f)
 	fprintf(f, "\n");
 }
 
-/* How to install the helper, one line. */
-static const char helper_install[] =
-	"systemctl enable --now ptrec-helper.socket (units installed with libptrec), or "
-	"setcap cap_perfmon+ep " PTREC_SBINDIR "/ptrec-helper and run it as a daemon; "
-	"see ptrec-helper(8)";
-
-static void print_helper(const struct info *in)
-{
-	printf("\nptrec-helper (opens perf events when the kernel refuses this process)\n");
-	printf("  socket                %s\n", in->helper_socket ? in->helper_socket
-	       : "none: PTREC_HELPER=off");
-	printf("  reachable             %s%s\n", in->helper_rc ? "no: " : "yes: ",
-	       in->helper_answer);
-	printf("  needed                %s\n", in->helper_needed ? "yes: perf_event_paranoid "
-	       "forbids perf_event_open to this user" : "no: this user may open perf events");
-	printf("  would be used         %s\n", in->helper_used ? "yes, for the perf backends "
-	       "refused above" : in->helper_needed ? "no: not reachable" : "no: not needed");
-	if (in->helper_needed && in->helper_rc)
-		printf("  install               %s\n", helper_install);
-}
-
+/* The text report: the facts, then the verdict as one sentence on the last line. */
 static void print_text(const struct info *in)
 {
-	const struct ptrec_cpu_info *c = &in->cpu;
-	const struct ptrec_sys *s = &in->sys;
-	char loc[1024], a[32];
+	struct fact_emitter e;
 
-	printf("ptrec info %s%s%s\n\n", ptrec_version(), in->root ? ", root " : "",
-	       in->root ? in->root : "");
-	printf("CPU (CPUID of this machine)\n");
-	printf("  vendor                %s\n", c->vendor);
-	printf("  signature             0x%08X: DisplayFamily_DisplayModel %02X_%02XH, stepping "
-	       "%u\n", c->signature, c->family, c->model, c->stepping);
-	printf("  hypervisor            %s%s%s%s\n", c->hypervisor ? "yes, a guest (CPUID.01H:ECX[31]=1)"
-	       : "no", c->hv_vendor[0] ? ", \"" : "", c->hv_vendor, c->hv_vendor[0] ? "\"" : "");
-	printf("  Intel PT              %s (CPUID.(EAX=07H,ECX=0):EBX[25]=%u)\n",
-	       c->pt ? "supported" : "not enumerated", c->pt);
-	if (c->pt_lbr_exclusive)
-		printf("  PT and LBR            mutually exclusive on %02X_%02XH: LBR users are "
-		       "suspended while PT traces\n", c->family, c->model);
-	else if (c->pt)
-		printf("  PT and LBR            usable together (%02X_%02XH is not on the SDM's "
-		       "exclusive list)\n", c->family, c->model);
-	if (c->pt_leaf_valid)
-		print_pt_leaf(c);
-	if (c->tsc_leaf_valid && c->tsc_ratio_num)
-		printf("  TSC / crystal clock   %u/%u, crystal %u Hz%s\n", c->tsc_ratio_num,
-		       c->tsc_ratio_den, c->crystal_hz, c->crystal_hz ? "" : " (not enumerated)");
-	printf("  Debug Store (BTS)     DS %s, DTES64 %s\n", yesno(c->ds), yesno(c->dtes64));
-
-	printf("\nKernel PMUs (%s/sys/bus/event_source/devices)\n", in->root ? in->root : "");
-	print_pmu(&in->pt, in->root);
-	print_pmu(&in->bts, in->root);
-	if (in->pt.present && !in->ptcfg_rc)
-		printf("  intel_pt config       config=0x%" PRIx64 " (%s)\n", in->ptcfg.config,
-		       in->ptcfg.summary);
-
-	printf("\nPerf access for a process with this user's credentials\n");
-	if (s->paranoid_valid)
-		printf("  perf_event_paranoid   %d: %s\n", s->paranoid,
-		       ptrec_paranoid_meaning(s->paranoid));
-	else
-		printf("  perf_event_paranoid   unreadable (kernel without perf events?)\n");
-	if (s->cap_perfmon || s->cap_sys_admin)
-		printf("  privileges            %s%s: perf_event_paranoid does not apply\n",
-		       s->cap_perfmon ? "CAP_PERFMON " : "", s->cap_sys_admin ? "CAP_SYS_ADMIN" : "");
-	print_budget(in);
-
-	print_helper(in);
-
-	printf("\nWhere a report would be written\n");
-	printf("  core_pattern          %s\n", s->core_pattern_valid ? s->core_pattern : "unknown");
-	printf("  RLIMIT_CORE           %s%s\n", s->core_cur ? human(s->core_cur, a, sizeof(a)) : "0",
-	       s->core_cur == 0 ? " (the kernel writes no core file; ptrec still writes its "
-	       "files)" : "");
-	report_location(in, loc, sizeof(loc));
-	printf("  ptrec writes          %s\n", loc);
-	print_places(in);
-
-	printf("\nBackends\n");
-	printf("  intel_pt              %s%s%s\n", in->pt_rc ? "rejected: " : "usable",
-	       in->pt_rc ? in->pt_reason : "", in->pt_live && !in->pt_rc
-	       ? " (a test ring opened and closed)" : "");
-	printf("  intel_bts             %s%s%s\n", in->bts_rc ? "rejected: " : "usable",
-	       in->bts_rc ? in->bts_reason : "", in->bts_live && !in->bts_rc
-	       ? " (a test ring opened and closed)" : "");
-	printf("  instrumented          available to programs built with -finstrument-functions "
-	       "or -fsanitize-coverage=trace-pc\n");
-	if (in->env_backend)
-		printf("  PTREC_BACKEND         %s overrides auto\n", in->env_backend);
-	if (in->env_filter && *in->env_filter) {
-		const struct ptrec_pmu_cap *nr = ptrec_pmu_cap(&in->pt, "num_address_ranges");
-		printf("  PTREC_FILTER          \"%s\": ", in->env_filter);
-		if (!in->pt.present)
-			printf("unused (no intel_pt)\n");
-		else if (!nr || !nr->valid)
-			printf("caps/num_address_ranges unknown\n");
-		else if (nr->value == 0)
-			printf("will be refused: the CPU has no address ranges "
-			       "(caps/num_address_ranges=0)\n");
-		else
-			printf("the CPU filters up to %llu address ranges\n",
-			       (unsigned long long)nr->value);
-	}
-	printf("\n");
+	fact_text_init(&e, stdout);
+	describe(in, &e);
+	fputc('\n', stdout);
 	verdict_line(in, stdout);
-}
-
-/* ---- JSON -------------------------------------------------------------------------------- */
-
-struct json {
-	FILE *f;
-	int depth;
-	int need_comma[16];
-};
-
-static void j_str_raw(struct json *j, const char *s)
-{
-	ptrec_json_str(j->f, s);
-}
-
-static void j_key(struct json *j, const char *key)
-{
-	if (j->need_comma[j->depth])
-		fputc(',', j->f);
-	fputc('\n', j->f);
-	for (int i = 0; i <= j->depth; i++)
-		fputs("  ", j->f);
-	j->need_comma[j->depth] = 1;
-	if (key) {
-		j_str_raw(j, key);
-		fputs(": ", j->f);
-	}
-}
-
-static void j_open(struct json *j, const char *key, char c)
-{
-	if (j->depth >= 0)
-		j_key(j, key);
-	fputc(c, j->f);
-	j->depth++;
-	j->need_comma[j->depth] = 0;
-}
-
-static void j_close(struct json *j, char c)
-{
-	j->depth--;
-	fputc('\n', j->f);
-	for (int i = 0; i <= j->depth; i++)
-		fputs("  ", j->f);
-	fputc(c, j->f);
-}
-
-static void j_str(struct json *j, const char *key, const char *v)
-{
-	j_key(j, key);
-	if (v)
-		j_str_raw(j, v);
-	else
-		fputs("null", j->f);
-}
-
-static void j_int(struct json *j, const char *key, long long v)
-{
-	j_key(j, key);
-	fprintf(j->f, "%lld", v);
-}
-
-static void j_u64(struct json *j, const char *key, uint64_t v)
-{
-	j_key(j, key);
-	if (v == PTREC_RLIM_UNLIMITED)
-		fputs("\"unlimited\"", j->f);
-	else
-		fprintf(j->f, "%" PRIu64, v);
-}
-
-static void j_bool(struct json *j, const char *key, int v)
-{
-	j_key(j, key);
-	fputs(v ? "true" : "false", j->f);
-}
-
-static void j_null(struct json *j, const char *key)
-{
-	j_key(j, key);
-	fputs("null", j->f);
-}
-
-static void j_encodings(struct json *j, const char *key, unsigned bitmap)
-{
-	j_open(j, key, '[');
-	for (unsigned i = 0; i < 16; i++)
-		if ((bitmap >> i) & 1)
-			j_int(j, NULL, i);
-	j_close(j, ']');
-}
-
-static void json_pmu(struct json *j, const struct ptrec_pmu *p)
-{
-	j_open(j, p->name, '{');
-	j_bool(j, "present", p->present);
-	if (p->present && p->type >= 0)
-		j_int(j, "type", p->type);
-	else
-		j_null(j, "type");
-	j_open(j, "caps", '{');
-	for (unsigned i = 0; i < p->ncaps; i++)
-		j_str(j, p->caps[i].name, p->caps[i].text);
-	j_close(j, '}');
-	j_open(j, "format", '{');
-	for (unsigned i = 0; i < p->nformats; i++)
-		j_str(j, p->formats[i].name, p->formats[i].spec);
-	j_close(j, '}');
-	j_close(j, '}');
 }
 
 static void print_json(const struct info *in)
 {
-	const struct ptrec_cpu_info *c = &in->cpu;
-	const struct ptrec_sys *s = &in->sys;
-	struct json jj = {stdout, -1, {0}}, *j = &jj;
-	char buf[1024];
+	struct fact_emitter e;
 
-	j_open(j, NULL, '{');
-	j_str(j, "ptrec_version", ptrec_version());
-	j_str(j, "root", in->root ? in->root : "/");
-
-	j_open(j, "cpu", '{');
-	j_str(j, "vendor", c->vendor);
-	j_int(j, "max_leaf", c->max_leaf);
-	snprintf(buf, sizeof(buf), "0x%08X", c->signature);
-	j_str(j, "signature", buf);
-	j_int(j, "family", c->family);
-	j_int(j, "model", c->model);
-	j_int(j, "stepping", c->stepping);
-	snprintf(buf, sizeof(buf), "%02X_%02XH", c->family, c->model);
-	j_str(j, "display_family_model", buf);
-	j_bool(j, "hypervisor", c->hypervisor);
-	j_str(j, "hypervisor_vendor", c->hv_vendor);
-	j_bool(j, "intel_pt", c->pt);
-	j_bool(j, "pt_lbr_exclusive", c->pt_lbr_exclusive);
-	j_bool(j, "ds", c->ds);
-	j_bool(j, "dtes64", c->dtes64);
-	if (c->pt_leaf_valid) {
-		j_open(j, "pt_leaf14_0", '{');
-		j_int(j, "max_subleaf", c->pt_max_subleaf);
-		j_bool(j, "cr3_filtering", c->cr3_filtering);
-		j_bool(j, "psb_cyc", c->psb_cyc);
-		j_bool(j, "ip_filtering", c->ip_filtering);
-		j_bool(j, "mtc", c->mtc);
-		j_bool(j, "ptwrite", c->ptwrite);
-		j_bool(j, "power_event_trace", c->power_event_trace);
-		j_bool(j, "psb_pmi_preservation", c->psb_pmi_preserve);
-		j_bool(j, "event_trace", c->event_trace);
-		j_bool(j, "tnt_disable", c->tnt_disable);
-		j_bool(j, "topa_output", c->topa_output);
-		j_bool(j, "topa_multiple_entries", c->topa_multiple_entries);
-		j_bool(j, "single_range_output", c->single_range_output);
-		j_bool(j, "trace_transport_output", c->trace_transport_output);
-		j_bool(j, "lip", c->lip);
-		j_close(j, '}');
-	} else {
-		j_null(j, "pt_leaf14_0");
-	}
-	if (c->pt_subleaf1_valid) {
-		j_open(j, "pt_leaf14_1", '{');
-		j_int(j, "num_address_ranges", c->num_address_ranges);
-		j_encodings(j, "mtc_period_encodings", c->mtc_periods);
-		j_encodings(j, "cycle_threshold_encodings", c->cycle_thresholds);
-		j_encodings(j, "psb_frequency_encodings", c->psb_periods);
-		j_close(j, '}');
-	} else {
-		j_null(j, "pt_leaf14_1");
-	}
-	j_close(j, '}');
-
-	j_open(j, "pmus", '{');
-	json_pmu(j, &in->pt);
-	json_pmu(j, &in->bts);
-	j_close(j, '}');
-
-	j_open(j, "perf", '{');
-	if (s->paranoid_valid) {
-		j_int(j, "paranoid", s->paranoid);
-		j_str(j, "paranoid_meaning", ptrec_paranoid_meaning(s->paranoid));
-	} else {
-		j_null(j, "paranoid");
-		j_null(j, "paranoid_meaning");
-	}
-	j_bool(j, "paranoid_allows_user_trace", ptrec_paranoid_allows(s));
-	if (s->mlock_kb_valid)
-		j_int(j, "mlock_kb", s->mlock_kb);
-	else
-		j_null(j, "mlock_kb");
-	j_int(j, "online_cpus", s->online_cpus);
-	j_u64(j, "rlimit_memlock", s->memlock_cur);
-	if (s->cap_valid) {
-		j_bool(j, "cap_ipc_lock", s->cap_ipc_lock);
-		j_bool(j, "cap_perfmon", s->cap_perfmon);
-		j_bool(j, "cap_sys_admin", s->cap_sys_admin);
-	} else {
-		j_null(j, "cap_ipc_lock");
-		j_null(j, "cap_perfmon");
-		j_null(j, "cap_sys_admin");
-	}
-	j_open(j, "budget", '{');
-	j_u64(j, "ring_size", in->ring_size);
-	if (in->budget_rc) {
-		j_null(j, "threads");
-	} else {
-		j_bool(j, "unlimited", in->budget.unlimited);
-		j_u64(j, "user_bytes", in->budget.user_bytes);
-		j_u64(j, "total_bytes", in->budget.total_bytes);
-		j_u64(j, "per_thread_bytes", in->budget.per_thread_bytes);
-		j_u64(j, "threads", in->budget.threads);
-	}
-	j_close(j, '}');
-	if (in->pt.present && !in->ptcfg_rc) {
-		j_open(j, "intel_pt_config", '{');
-		snprintf(buf, sizeof(buf), "0x%" PRIx64, in->ptcfg.config);
-		j_str(j, "config", buf);
-		j_str(j, "summary", in->ptcfg.summary);
-		j_close(j, '}');
-	}
-	j_close(j, '}');
-
-	j_open(j, "core", '{');
-	j_str(j, "core_pattern", s->core_pattern_valid ? s->core_pattern : NULL);
-	j_bool(j, "pipe", s->core_pattern_valid && s->core_pattern[0] == '|');
-	if (s->core_uses_pid >= 0)
-		j_int(j, "core_uses_pid", s->core_uses_pid);
-	else
-		j_null(j, "core_uses_pid");
-	j_u64(j, "rlimit_core", s->core_cur);
-	report_location(in, buf, sizeof(buf));
-	j_str(j, "report_location", buf);
-	j_close(j, '}');
-
-	j_open(j, "backends", '{');
-	j_open(j, "intel_pt", '{');
-	j_bool(j, "usable", !in->pt_rc);
-	j_str(j, "reason", in->pt_rc ? in->pt_reason : "");
-	j_bool(j, "probed", in->pt_live);
-	j_close(j, '}');
-	j_open(j, "intel_bts", '{');
-	j_bool(j, "usable", !in->bts_rc);
-	j_str(j, "reason", in->bts_rc ? in->bts_reason : "");
-	j_bool(j, "probed", in->bts_live);
-	j_close(j, '}');
-	j_open(j, "instrumented", '{');
-	j_bool(j, "usable", 1);
-	j_str(j, "reason", "");
-	j_str(j, "condition", "program built with -finstrument-functions or "
-	      "-fsanitize-coverage=trace-pc");
-	j_close(j, '}');
-	j_close(j, '}');
-
-	j_open(j, "helper", '{');
-	j_str(j, "socket", in->helper_socket);
-	j_bool(j, "reachable", in->helper_rc == 0);
-	j_str(j, "answer", in->helper_answer);
-	j_bool(j, "needed", in->helper_needed);
-	j_bool(j, "used", in->helper_used);
-	j_str(j, "install", helper_install);
-	j_close(j, '}');
-
-	j_open(j, "verdict", '{');
-	j_str(j, "backend", ptrec_backend_name(in->chosen));
-	j_open(j, "rejected", '{');
-	if (in->chosen != PTREC_BACKEND_INTEL_PT)
-		j_str(j, "intel_pt", in->pt_reason);
-	if (in->chosen == PTREC_BACKEND_INSTRUMENTED)
-		j_str(j, "intel_bts", in->bts_reason);
-	j_close(j, '}');
-	j_str(j, "override", in->env_backend);
-	j_str(j, "filter", in->env_filter);
-	j_close(j, '}');
-	j_close(j, '}');
+	fact_json_init(&e, stdout);
+	describe(in, &e);
 	fputc('\n', stdout);
 }
 

@@ -23,11 +23,14 @@ for i in 1 2 3 4 5 6 7 8 9 10; do [ -S "$scratch/log/sock" ] && break; sleep 0.2
 [ -S "$scratch/log/sock" ] || fail "the test syslog socket did not appear"
 
 (as_nobody "$scratch/bin/ptrec" info) >"$work/info" 2>&1 || fail "ptrec info failed: $(cat "$work/info")"
-grep "ptrec writes" "$work/info"
+grep "report_location" "$work/info"
 grep -q "for this user: $scratch/state (STATE_DIRECTORY)" "$work/info" ||
 	fail "ptrec info does not say the report goes to STATE_DIRECTORY"
-grep -q "current directory *$scratch/cwd: not usable: Permission denied" "$work/info" ||
-	fail "ptrec info does not say why the cwd is skipped"
+# The place "cwd" under core.places: its path and why it is skipped, each on its line.
+sed -n '/^    cwd /,/^      why /p' "$work/info" >"$work/cwd"
+grep -q "^      path  *$scratch/cwd\$" "$work/cwd" && grep -q "^      usable  *no\$" "$work/cwd" &&
+	grep -q "^      why  *not usable: Permission denied\$" "$work/cwd" ||
+	fail "ptrec info does not say why the cwd is skipped: $(cat "$work/cwd")"
 
 (as_nobody "$scratch/bin/hardener" segv) >"$work/stdout" 2>"$work/stderr" &
 pid=$!

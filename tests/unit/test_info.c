@@ -214,6 +214,131 @@ static void set_memlock(rlim_t cur)
 	setrlimit(RLIMIT_MEMLOCK, &rl);
 }
 
+/* ---- the text report and the JSON name the same facts --------------------------------------- */
+
+#define KEYS_MAX 1024
+#define PATH_MAX_ 160
+
+/* A set of dotted key paths ("perf.budget.threads"). */
+struct keyset {
+	size_t n;
+	char path[KEYS_MAX][PATH_MAX_];
+};
+
+static void keyset_add(struct keyset *k, const char *path)
+{
+	if (k->n < KEYS_MAX)
+		snprintf(k->path[k->n++], PATH_MAX_, "%s", path);
+}
+
+static int keyset_has(const struct keyset *k, const char *path)
+{
+	for (size_t i = 0; i < k->n; i++)
+		if (!strcmp(k->path[i], path))
+			return 1;
+	return 0;
+}
+
+/* Adds the path of every member of the JSON value at p (objects only; an array is one value)
+ * under prefix to k.  Returns the end of the value, or NULL if it is not valid JSON. */
+static const char *json_keys(const char *p, const char *prefix, struct keyset *k)
+{
+	p = ws(p);
+	if (*p != '{')
+		return skip_value(p, 0);
+	p = ws(p + 1);
+	if (*p == '}')
+		return p + 1;
+	for (;;) {
+		const char *kend = skip_string(p);
+		char path[PATH_MAX_];
+
+		if (!kend)
+			return NULL;
+		snprintf(path, sizeof(path), "%s%s%.*s", prefix, *prefix ? "." : "",
+		         (int)(kend - p - 2), p + 1);
+		keyset_add(k, path);
+		p = ws(kend);
+		if (*p++ != ':')
+			return NULL;
+		p = json_keys(p, path, k);
+		if (!p)
+			return NULL;
+		p = ws(p);
+		if (*p == ',') {
+			p = ws(p + 1);
+			continue;
+		}
+		return *p == '}' ? p + 1 : NULL;
+	}
+}
+
+/* Adds the path of every key line of the text report to k: "KEY  WORDS" indented two spaces
+ * per level, a section's lines two more than its own.  Other lines (blank ones, the verdict
+ * sentence "verdict: ...") name no key. */
+static void text_keys(const char *out, struct keyset *k)
+{
+	static const char keychars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                               "0123456789_-";
+	char stack[8][PATH_MAX_];
+
+	for (const char *line = out; *line;) {
+		size_t len = strcspn(line, "\n"), ind = strspn(line, " ");
+		size_t klen = strspn(line + ind, keychars);
+		char end = line[ind + klen];
+
+		if (klen && (end == ' ' || end == '\n' || !end) && ind % 2 == 0 && ind / 2 < 8 &&
+		    klen < PATH_MAX_) {
+			size_t depth = ind / 2;
+			char path[PATH_MAX_ * 2] = "";
+
+			snprintf(stack[depth], PATH_MAX_, "%.*s", (int)klen, line + ind);
+			for (size_t i = 0; i <= depth; i++)
+				snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s",
+				         i ? "." : "", stack[i]);
+			keyset_add(k, path);
+		}
+		line += len + (line[len] == '\n');
+	}
+}
+
+/* `ptrec info ARGS` and `ptrec info ARGS --json` name the same facts: every key of the text
+ * report is a JSON path, and every JSON member has its line in the text. */
+static void check_same_keys(const char *args)
+{
+	static struct keyset text, json;
+	char jargs[4700];
+	int st;
+	char *out = run_info(args, &st);
+
+	snprintf(jargs, sizeof(jargs), "%s --json", args);
+	char *jout = run_info(jargs, &st);
+	CHECK(out && jout);
+	if (!out || !jout) {
+		free(out);
+		free(jout);
+		return;
+	}
+	text.n = json.n = 0;
+	text_keys(out, &text);
+	CHECK(json_keys(jout, "", &json) != NULL);
+	CHECK(text.n > 60 && json.n > 60); /* not vacuous: both name the whole report */
+	for (size_t i = 0; i < text.n; i++)
+		if (!keyset_has(&json, text.path[i])) {
+			printf("text key %s is not in the JSON (ptrec info %s)\n", text.path[i], args);
+			CHECK(0);
+		}
+	for (size_t i = 0; i < json.n; i++)
+		if (!keyset_has(&text, json.path[i])) {
+			printf("JSON key %s has no line in the text (ptrec info %s)\n", json.path[i],
+			       args);
+			CHECK(0);
+		}
+	printf("ptrec info %s: %zu keys in the text, %zu in the JSON\n", args, text.n, json.n);
+	free(out);
+	free(jout);
+}
+
 /* An Intel PT + BTS machine, unprivileged, paranoid 2, 516 KiB x 2 CPUs, RLIMIT_MEMLOCK 64 KiB. */
 static void test_pt_machine(const char *root)
 {
@@ -273,11 +398,12 @@ static void test_pt_machine(const char *root)
 	CHECK(out && st == 0);
 	if (out) {
 		CHECK(strstr(out, "15 threads at ring size 64 KiB") != NULL);
-		CHECK(strstr(out, "PTREC_FILTER          \"filter * @ /usr/bin/server\": the CPU "
-		                  "filters up to 2 address ranges") != NULL);
+		CHECK(strstr(out, "\n  filter                \"filter * @ /usr/bin/server\": the CPU "
+		                  "filters up to 2 address ranges\n") != NULL);
 		CHECK(strstr(out, "\nverdict: auto chooses intel_pt\n") != NULL);
 		free(out);
 	}
+	check_same_keys(args);
 	unsetenv("PTREC_FILTER");
 }
 
@@ -318,6 +444,8 @@ static void test_paranoid_3(const char *root)
 		CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "intel_pt");
 		free(out);
 	}
+	snprintf(args, sizeof(args), "--root '%s'", root);
+	check_same_keys(args);
 }
 
 /* No mlock budget at all: PT refused for memory; BTS absent; the tree lacks MTC caps. */
@@ -344,6 +472,8 @@ static void test_no_budget(const char *root)
 	             "no mtc: caps/mtc=0") != NULL);
 	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "instrumented");
 	free(out);
+	snprintf(args, sizeof(args), "--root '%s'", root);
+	check_same_keys(args);
 }
 
 /* An empty tree: nothing in sysfs. */
@@ -364,6 +494,9 @@ static void test_empty(const char *root)
 	             "no intel_pt PMU in sysfs") != NULL);
 	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "instrumented");
 	free(out);
+
+	snprintf(args, sizeof(args), "--root '%s'", root);
+	check_same_keys(args);
 
 	out = run_info("--root", &st);
 	CHECK_EQ_U64(st, 2);   /* usage error */
@@ -401,6 +534,7 @@ static void test_this_machine(void)
 	out = run_info("--json", &st);
 	CHECK(out && st == 0 && json_valid(out));
 	free(out);
+	check_same_keys("");
 }
 
 int main(void)
