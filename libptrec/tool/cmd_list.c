@@ -160,7 +160,8 @@ int cmd_list(int argc, char **argv)
 			add_dir(dir, &all, &n, &cap);
 		}
 	}
-	qsort(all, n, sizeof(*all), newest_first);
+	if (n)
+		qsort(all, n, sizeof(*all), newest_first); /* all is NULL when nothing was found */
 	for (size_t i = 0; i < n; i++) {
 		const struct ptrec_dump_process *p = &all[i].p;
 		static char path[4 * 8192 + 1];

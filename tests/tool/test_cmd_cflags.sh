@@ -35,9 +35,20 @@ int main(void)
 	return s == 0;
 }
 C
+# A sanitizer build's libptrec.so needs GCC's sanitizer runtimes first in the program, as an
+# application built with the same sanitizers has them (Clang's runtimes are other ones).
+san=""
+if "$OBJDUMP" -p "$libs/libptrec.so" | grep -q 'NEEDED.*libasan'; then
+	san="-fsanitize=address,undefined"
+	export ASAN_OPTIONS="detect_leaks=0"
+fi
 tried=0
 for cc in "${CC:-cc}" clang; do
 	command -v "${cc%% *}" >/dev/null 2>&1 || continue
+	if [ -n "$san" ] && [ "$cc" = clang ]; then
+		echo "note: clang not tried: this libptrec.so is built with GCC's sanitizers"
+		continue
+	fi
 	flags=$(CC="$cc" "$PTREC_TOOL" cflags) || fail "ptrec cflags failed for $cc"
 	case "$flags" in
 	*-finstrument-functions-after-inlining*) hook=__cyg_profile_func_enter ;;
@@ -48,7 +59,8 @@ for cc in "${CC:-cc}" clang; do
 	$cc -O2 $flags -I"$top_srcdir/include" -c "$work/prog.c" -o "$work/prog.o" ||
 		fail "$cc cannot compile with: $flags"
 	# Linked without the compile flags (-pg must not reach the link), as pkg-config says.
-	$cc -o "$work/prog" "$work/prog.o" -L"$top_builddir/libptrec" -L"$libs" -lptrec_hooks -lptrec ||
+	# shellcheck disable=SC2086
+	$cc $san -o "$work/prog" "$work/prog.o" -L"$top_builddir/libptrec" -L"$libs" -lptrec_hooks -lptrec ||
 		fail "$cc cannot link with -lptrec_hooks -lptrec"
 	"$OBJDUMP" -d "$work/prog" >"$work/dis.txt"
 	sed -n '/<work>:/,/^$/p' "$work/dis.txt" >"$work/work.txt"
