@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,39 +50,36 @@ static void usage(FILE *f)
 	        PTREC_LIBDIR, PTREC_SONAME);
 }
 
-static int bad(const char *opt, const char *val, const char *want)
+/* Checks the value of the option just returned as the library will read it; returns 0 or
+ * TOOL_EXIT_USAGE (tool_bad_value names the option and what it wants). */
+static int check_value(const struct tool_args *a)
 {
-	tool_error(NULL, -1, "run: %s '%s': expected %s", opt, val, want);
-	return TOOL_EXIT_USAGE;
-}
-
-/* Checks an option's value as the library will read it; returns 0 or TOOL_EXIT_USAGE. */
-static int check_value(const char *opt, const char *v)
-{
+	const char *opt = a->name, *v = a->arg;
 	size_t n;
 
 	if (!strcmp(opt, "--backend"))
 		return ptrec_backend_parse(v) >= 0 ? 0 :
-		       bad(opt, v, "auto, intel_pt, intel_bts, instrumented or none");
+		       tool_bad_value(a, "auto, intel_pt, intel_bts, instrumented or none");
 	if (!strcmp(opt, "--ring-size"))
 		return ptrec_parse_size(v, &n) == 0 && ptrec_ring_size_valid(n) ? 0 :
-		       bad(opt, v, "a power of two from 4K to 128M");
+		       tool_bad_value(a, "a power of two from 4K to 128M");
 	if (!strcmp(opt, "--memory"))
 		return ptrec_parse_size(v, &n) == 0 && n >= PTREC_RING_MIN ? 0 :
-		       bad(opt, v, "a size of at least 4K");
+		       tool_bad_value(a, "a size of at least 4K");
 	if (!strcmp(opt, "--branches"))
 		return ptrec_parse_size(v, &n) == 0 && n >= 1 && n <= 1000000 ? 0 :
-		       bad(opt, v, "a number from 1 to 1000000");
+		       tool_bad_value(a, "a number from 1 to 1000000");
 	if (!strcmp(opt, "--report-timeout"))
 		return ptrec_parse_size(v, &n) == 0 &&
 		       (n == 0 || (n >= PTREC_REPORT_TIMEOUT_MIN && n <= PTREC_REPORT_TIMEOUT_MAX)) ?
-		       0 : bad(opt, v, "0 or 100 to 3600000 (ms)");
+		       0 : tool_bad_value(a, "0 or 100 to 3600000 (ms)");
 	if (!strcmp(opt, "--chain"))
-		return !strcmp(v, "dying") || !strcmp(v, "first") ? 0 : bad(opt, v, "dying or first");
+		return !strcmp(v, "dying") || !strcmp(v, "first") ? 0 :
+		       tool_bad_value(a, "dying or first");
 	if (!strcmp(opt, "--dir"))
-		return *v && strlen(v) < PTREC_DIR_MAX ? 0 : bad(opt, v, "a directory");
+		return *v && strlen(v) < PTREC_DIR_MAX ? 0 : tool_bad_value(a, "a directory");
 	if (!strcmp(opt, "--filter"))
-		return *v && strlen(v) < PTREC_FILTER_MAX ? 0 : bad(opt, v, "a filter");
+		return *v && strlen(v) < PTREC_FILTER_MAX ? 0 : tool_bad_value(a, "a filter");
 	return 0;
 }
 
@@ -113,20 +109,12 @@ static int set_preload(const char *lib)
 
 int cmd_run(int argc, char **argv)
 {
-	/* each option's PTREC_* variable; the others are handled below */
-	static const struct {
-		const char *opt, *var;
-	} vars[] = {
-		{"dir", "PTREC_DIR"},
-		{"backend", "PTREC_BACKEND"},
-		{"ring-size", "PTREC_RING_SIZE"},
-		{"memory", "PTREC_MEMORY"},
-		{"branches", "PTREC_BRANCHES"},
-		{"filter", "PTREC_FILTER"},
-		{"report-timeout", "PTREC_REPORT_TIMEOUT_MS"},
-		{"chain", "PTREC_CHAIN"},
+	/* the PTREC_* variable of each option OPT_VAR + i */
+	static const char *const vars[] = {
+		"PTREC_DIR", "PTREC_BACKEND", "PTREC_RING_SIZE", "PTREC_MEMORY", "PTREC_BRANCHES",
+		"PTREC_FILTER", "PTREC_REPORT_TIMEOUT_MS", "PTREC_CHAIN",
 	};
-	enum { OPT_NO_FOLLOW = 256, OPT_LIB, OPT_HELP, OPT_VAR };
+	enum { OPT_NO_FOLLOW = 256, OPT_LIB, OPT_VAR };
 	static const struct option opts[] = {
 		{"dir", required_argument, NULL, OPT_VAR + 0},
 		{"backend", required_argument, NULL, OPT_VAR + 1},
@@ -138,54 +126,39 @@ int cmd_run(int argc, char **argv)
 		{"chain", required_argument, NULL, OPT_VAR + 7},
 		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 		{"lib", required_argument, NULL, OPT_LIB},
-		{"help", no_argument, NULL, OPT_HELP},
-		{NULL, 0, NULL, 0},
+		TOOL_OPT_HELP, TOOL_OPT_LAST,
 	};
+	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
 	const char *lib = getenv("PTREC_PRELOAD_LIB");
 	char libpath[PATH_MAX], prog[PATH_MAX], self[PATH_MAX];
-	int follow = 1, o;
+	int follow = 1, cmd = -1, o;
 
 	if (!lib || !*lib)
 		lib = PTREC_LIBDIR "/" PTREC_SONAME;
-	opterr = 0;
-	optind = 1;
-	/* '+': options end at CMD, whose own options are its arguments */
-	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (o >= OPT_VAR && o < OPT_VAR + (int)(sizeof(vars) / sizeof(vars[0]))) {
-			char name[32];
-			snprintf(name, sizeof(name), "--%s", vars[o - OPT_VAR].opt);
-			if (check_value(name, optarg) != 0)
-				return TOOL_EXIT_USAGE;
-			if (setenv(vars[o - OPT_VAR].var, optarg, 1) != 0) {
-				tool_error(NULL, -1, "run: setenv: %s", strerror(errno));
-				return TOOL_EXIT_USAGE;
-			}
+	/* the options end at CMD, whose own options are its arguments */
+	while (cmd < 0 && (o = tool_getopt(&a)) != TOOL_ARGS_END) {
+		if (o == TOOL_ARGS_STOP) {
+			return a.status;
+		} else if (o == TOOL_ARGS_OPERAND) {
+			cmd = optind - 1;
 		} else if (o == OPT_NO_FOLLOW) {
 			follow = 0;
 		} else if (o == OPT_LIB) {
-			lib = optarg;
-		} else if (o == OPT_HELP || o == 'h') {
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		} else {
-			if (optopt >= 256)
-				tool_error(NULL, -1, "run: %s needs a value", argv[optind - 1]);
-			else if (optopt)
-				tool_error(NULL, -1, "run: unknown option '-%c'", optopt);
-			else
-				tool_error(NULL, -1, "run: unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return TOOL_EXIT_USAGE;
+			lib = a.arg;
+		} else if (o >= OPT_VAR && o < OPT_VAR + (int)(sizeof(vars) / sizeof(vars[0]))) {
+			if (check_value(&a) != 0)
+				return TOOL_EXIT_USAGE;
+			if (setenv(vars[o - OPT_VAR], a.arg, 1) != 0) {
+				tool_error(NULL, -1, "run: setenv: %s", strerror(errno));
+				return TOOL_EXIT_USAGE;
+			}
 		}
 	}
-	if (optind >= argc) {
-		tool_error(NULL, -1, "run: no command given");
-		usage(stderr);
-		return TOOL_EXIT_USAGE;
-	}
+	if (cmd < 0)
+		return tool_no_operand(&a, "command");
 
-	if (run_target_find(argv[optind], prog, sizeof(prog)) != 0) {
-		tool_error(argv[optind], -1, "command not found");
+	if (run_target_find(argv[cmd], prog, sizeof(prog)) != 0) {
+		tool_error(argv[cmd], -1, "command not found");
 		return RUN_EXIT_NOT_FOUND;
 	}
 	if (run_target_check(prog, 0) != 0)
@@ -215,7 +188,7 @@ int cmd_run(int argc, char **argv)
 		self[n] = '\0';
 		setenv("PTREC_TOOL", self, 1);
 	}
-	execv(prog, argv + optind);
+	execv(prog, argv + cmd);
 	tool_error(prog, -1, "cannot run it: %s", strerror(errno));
 	return errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_REFUSED;
 }
