@@ -220,6 +220,12 @@ int ptrec_report_reserve(const char *dump);
 /* Closes and removes a DUMP.txt made by ptrec_report_reserve.  ASYNC-SIGNAL-SAFE. */
 void ptrec_report_unreserve(const char *dump);
 
+/* Copies, at ptrec_init, the environment the report child will get: env's entries except
+ * LD_PRELOAD and PTREC_PRELOAD, then LD_PRELOAD=ld_preload unless ld_preload is NULL or ""
+ * (the runtime passes the list without libptrec, so the tool never records itself).  Entries
+ * beyond the static room (REPORT_ENV_MAX entries, REPORT_ENV_BYTES bytes) are left out. */
+void ptrec_report_env_prepare(char *const *env, const char *ld_preload);
+
 /* Opens the syslog datagram socket for path ($PTREC_SYSLOG; NULL or "" means /dev/log, "none"
  * disables).  Called at ptrec_init. */
 void ptrec_syslog_prepare(const char *path);

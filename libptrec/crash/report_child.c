@@ -10,6 +10,9 @@
  * a PATH lookup), stdout and stderr into DUMP.txt; the runner kills it after
  * report_timeout_ms and passes the outcome back in its exit status.  A report that did not complete is removed when empty
  * and otherwise ends with a line saying it is partial.  report_timeout_ms 0 runs no tool.
+ * The tool's environment is the one of ptrec_init, copied then into static room, without
+ * libptrec's LD_PRELOAD entry or PTREC_PRELOAD (the tool never records itself; the heap and
+ * environ of the crashed process are not trusted).
  *
  * ASYNC-SIGNAL-SAFE ISLAND: runs inside the crash handler.  It may not call malloc/free,
  * stdio, fork() (glibc's runs atfork handlers and takes malloc locks: we use the raw syscall),
@@ -41,7 +44,11 @@
 #define __WCLONE 0x80000000
 #endif
 
-extern char **environ;
+/* The report child's environment, prepared at ptrec_init (ptrec_report_env_prepare). */
+#define REPORT_ENV_MAX 1024
+#define REPORT_ENV_BYTES (64u << 10)
+static char *report_env[REPORT_ENV_MAX + 1];
+static char report_env_buf[REPORT_ENV_BYTES];
 
 /* What became of the last report of a slot (0 crash, 1 snapshot). */
 enum report_state {
@@ -177,7 +184,7 @@ static int run_tool(struct report_slot *s, int out, const char *dump, unsigned t
 		dup2(out, 1);
 		dup2(out, 2);
 		close_from_3();
-		execve(ptrec_crash.tool_path, argv, environ);
+		execve(ptrec_crash.tool_path, argv, report_env);
 		syscall(SYS_exit_group, 127);
 	}
 	if (pid < 0) {
@@ -258,6 +265,37 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	}
 	close(out);
 	return s->state == REPORT_OK ? 0 : -PTREC_EIO;
+}
+
+/* Appends the entry "name" "value" (value may be NULL) to the report environment.  Returns 0,
+ * or -1 when it does not fit (nothing added). */
+static int report_env_add(unsigned *n, size_t *used, const char *name, const char *value)
+{
+	size_t ln = strlen(name), lv = value ? strlen(value) : 0;
+
+	if (*n >= REPORT_ENV_MAX || ln + lv + 1 > sizeof(report_env_buf) - *used)
+		return -1;
+	report_env[*n] = report_env_buf + *used;
+	memcpy(report_env_buf + *used, name, ln);
+	if (value)
+		memcpy(report_env_buf + *used + ln, value, lv);
+	report_env_buf[*used + ln + lv] = '\0';
+	*used += ln + lv + 1;
+	report_env[++*n] = NULL;
+	return 0;
+}
+
+void ptrec_report_env_prepare(char *const *env, const char *ld_preload)
+{
+	unsigned n = 0;
+	size_t used = 0;
+
+	report_env[0] = NULL;
+	for (size_t i = 0; env && env[i]; i++)
+		if (strncmp(env[i], "LD_PRELOAD=", 11) && strncmp(env[i], "PTREC_PRELOAD=", 14))
+			report_env_add(&n, &used, env[i], NULL);
+	if (ld_preload && *ld_preload)
+		report_env_add(&n, &used, "LD_PRELOAD=", ld_preload);
 }
 
 void ptrec_syslog_prepare(const char *path)

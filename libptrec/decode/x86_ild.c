@@ -172,7 +172,7 @@ static uint16_t vex_map1_attr(uint8_t op)
 
 /* ---- Decoding state --------------------------------------------------------------------- */
 
-/* What the prefixes said. */
+/* What the prefixes and the opcode escape said. */
 struct ild_state {
 	uint8_t p66;    /* operand-size override (66) seen */
 	uint8_t p67;    /* address-size override (67) seen */
@@ -182,6 +182,9 @@ struct ild_state {
 	uint8_t map;    /* 0 one-byte, 1 0F, 2 0F38, 3 0F3A, 4+ VEX/EVEX/XOP map number */
 	uint8_t vexlike; /* 0 legacy/REX/REX2, 1 VEX, 2 EVEX, 3 XOP */
 	uint8_t rex2;   /* REX2 prefix seen */
+	uint8_t rex;    /* the REX prefix right before the opcode, or 0 */
+	unsigned osz;   /* operand size in bits: 16, 32 or 64 */
+	unsigned asz;   /* address size in bits */
 };
 
 #define MAX_LEN 15u
@@ -263,8 +266,8 @@ static inline int64_t read_signed(const uint8_t *p, unsigned n)
 	}
 }
 
-/* Class of 0F 01 with ModRM.mod = 11 (and its mandatory prefix). */
-static unsigned class_0f01(uint8_t modrm, const struct ild_state *s)
+/* Class of 0F 01 with ModRM.mod = 11 (and its mandatory prefix: rep F2/F3 or 0, p66). */
+static unsigned class_0f01(uint8_t modrm, uint8_t rep, uint8_t p66)
 {
 	switch (modrm) {
 	case 0xc1: /* VMCALL */
@@ -272,305 +275,385 @@ static unsigned class_0f01(uint8_t modrm, const struct ild_state *s)
 	case 0xc3: /* VMRESUME */
 		return X86_IC_FAR;
 	case 0xca: /* F3: ERETU, F2: ERETS (FRED); no prefix: CLAC */
-		return s->rep ? X86_IC_FAR : X86_IC_OTHER;
+		return rep ? X86_IC_FAR : X86_IC_OTHER;
 	case 0xec: /* F3: UIRET */
-		return s->rep == 0xf3 ? X86_IC_FAR : X86_IC_OTHER;
+		return rep == 0xf3 ? X86_IC_FAR : X86_IC_OTHER;
 	case 0xcc: /* 66: TDCALL */
 	case 0xcd: /* 66: SEAMRET */
 	case 0xcf: /* 66: SEAMCALL; no prefix: ENCLS */
-		return s->p66 && !s->rep ? X86_IC_FAR : X86_IC_OTHER;
+		return p66 && !rep ? X86_IC_FAR : X86_IC_OTHER;
 	default:
 		return X86_IC_OTHER;
 	}
 }
 
-/* ---- The decoder ------------------------------------------------------------------------ */
+/* ---- The decoder, one step per function ---------------------------------------------------
+ * Every step is inlined into ild_decode, which is inlined once per mode, so that the mode tests
+ * fold away and the state stays in registers. */
+#define ILD_STEP static inline __attribute__((always_inline))
 
-/* The decoder proper; inlined once per mode so that the mode tests fold away. */
-static inline __attribute__((always_inline)) int
-ild_decode(const uint8_t *b, size_t len, uint64_t ip, const enum ptrec_x86_mode mode,
-           struct ptrec_x86_insn *insn)
+/* What an opcode step found. */
+enum ild_found {
+	ILD_ATTR = 0,     /* the opcode's table entry is in *attr */
+	ILD_ONE_BYTE = 1, /* not an escape in this mode: a one-byte opcode */
+	ILD_DONE = 2,     /* the whole instruction is decoded into insn (JMPABS) */
+};
+
+/* Legacy prefixes, in any order and number; a REX only counts when it is the last prefix
+ * before the opcode (SDM Vol. 2 2.2.1).  Leaves *pi at the opcode byte. */
+ILD_STEP int ild_prefixes(const uint8_t *b, size_t len, const enum ptrec_x86_mode mode,
+                          struct ild_state *s, size_t *pi)
 {
-	struct ild_state s = { 0 };
-	size_t i = 0;
-	uint8_t rex = 0;
 	int e;
 
-	/* Legacy prefixes, in any order and number; a REX only counts when it is the last
-	 * prefix before the opcode (SDM Vol. 2 2.2.1). */
-	for (;; i++) {
+	for (size_t i = 0;; i++) {
 		if ((e = fits(i + 1, len)))
 			return e;
 		uint8_t c = b[i];
 		switch (c) {
 		case 0x66:
-			s.p66 = 1;
+			s->p66 = 1;
 			break;
 		case 0x67:
-			s.p67 = 1;
+			s->p67 = 1;
 			break;
 		case 0xf2: case 0xf3:
-			s.rep = c;
+			s->rep = c;
 			break;
 		case 0xf0:
-			s.lock = 1;
+			s->lock = 1;
 			break;
 		case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
 			break;
 		default:
 			if (mode == X86_MODE_64 && (c & 0xf0) == 0x40) {
-				rex = c;
+				s->rex = c;
 				continue;
 			}
-			goto opcode;
+			*pi = i;
+			return 0;
 		}
-		rex = 0;
+		s->rex = 0;
 	}
+}
 
-opcode:;
-	unsigned osz, asz;  /* operand and address size in bits */
+/* Operand and address size from the mode and the 66/67 prefixes; REX.W as seen so far. */
+ILD_STEP void ild_sizes(struct ild_state *s, const enum ptrec_x86_mode mode)
+{
 	if (mode == X86_MODE_16) {
-		osz = s.p66 ? 32 : 16;
-		asz = s.p67 ? 32 : 16;
+		s->osz = s->p66 ? 32 : 16;
+		s->asz = s->p67 ? 32 : 16;
 	} else {
-		osz = s.p66 ? 16 : 32;
-		asz = mode == X86_MODE_64 ? (s.p67 ? 32 : 64) : (s.p67 ? 16 : 32);
+		s->osz = s->p66 ? 16 : 32;
+		s->asz = mode == X86_MODE_64 ? (s->p67 ? 32 : 64) : (s->p67 ? 16 : 32);
 	}
-	s.rexw = (rex >> 3) & 1;
+	s->rexw = (s->rex >> 3) & 1;
+}
 
-	uint8_t op = b[i];
-	uint16_t attr;
+/* 0F, 0F 38 and 0F 3A escapes at b[*pi]. */
+ILD_STEP int ild_0f(const uint8_t *b, size_t len, struct ild_state *s, size_t *pi, uint8_t *op,
+                    uint16_t *attr)
+{
+	size_t i = *pi;
+	int e;
 
-	switch (op) {
-	case 0x0f:
+	if ((e = fits(i + 2, len)))
+		return e;
+	*op = b[++i];
+	if (*op == 0x38 || *op == 0x3a) {
 		if ((e = fits(i + 2, len)))
 			return e;
-		op = b[++i];
-		if (op == 0x38 || op == 0x3a) {
-			if ((e = fits(i + 2, len)))
-				return e;
-			s.map = op == 0x38 ? 2 : 3;
-			op = b[++i];
-			attr = s.map == 2 ? M_ : MB;
-		} else {
-			s.map = 1;
-			attr = map_0f[op];
-		}
-		break;
-
-	case 0xd5: /* REX2 in 64-bit mode (APX); AAD ib otherwise */
-		if (mode != X86_MODE_64)
-			goto one_byte;
-		if (rex)
-			return -PTREC_EFORMAT; /* REX before REX2 */
-		if ((e = fits(i + 3, len)))
-			return e;
-		{
-			uint8_t p = b[i + 1];
-			s.rex2 = 1;
-			s.rexw = (p >> 3) & 1;
-			s.map = p >> 7;
-			i += 2;
-			op = b[i];
-			if (s.map == 0) {
-				unsigned row = op >> 4;
-				if (op == 0xa1 && !s.rexw) {
-					/* JMPABS: REX2.M0=0 REX2.W=0 A1 imm64, absolute target */
-					if ((e = fits(i + 9, len)))
-						return e;
-					insn->length = (uint8_t)(i + 9);
-					insn->iclass = X86_IC_JMP;
-					insn->flags = X86_INSN_HAS_TARGET;
-					insn->mode = (uint8_t)mode;
-					insn->reserved = 0;
-					insn->target = (uint64_t)read_signed(b + i + 1, 8);
-					return (int)insn->length;
-				}
-				/* Rows 4, 7, A and E of map 0 are reserved under REX2. */
-				if (row == 0x4 || row == 0x7 || row == 0xa || row == 0xe)
-					return -PTREC_EFORMAT;
-				if (op == 0x0f)
-					return -PTREC_EFORMAT; /* the map comes from REX2.M0 */
-				attr = map_one[op];
-			} else {
-				unsigned row = op >> 4;
-				/* Rows 3 (incl. the 0F38/0F3A escapes) and 8 of map 1 are reserved. */
-				if (row == 0x3 || row == 0x8)
-					return -PTREC_EFORMAT;
-				attr = map_0f[op];
-			}
-		}
-		break;
-
-	case 0xc4: case 0xc5: /* VEX3/VEX2; LES/LDS outside 64-bit mode unless ModRM.mod = 11 */
-		if ((e = fits(i + 2, len)))
-			return e;
-		if (mode != X86_MODE_64 && (b[i + 1] & 0xc0) != 0xc0)
-			goto one_byte;
-		if (s.p66 || s.rep || s.lock || rex)
-			return -PTREC_EFORMAT;
-		s.vexlike = 1;
-		if (op == 0xc5) {
-			if ((e = fits(i + 3, len)))
-				return e;
-			s.map = 1;
-			i += 2;
-		} else {
-			if ((e = fits(i + 4, len)))
-				return e;
-			s.map = b[i + 1] & 0x1f;
-			s.rexw = b[i + 2] >> 7;
-			i += 3;
-		}
-		op = b[i];
-		goto vex_maps;
-
-	case 0x62: /* EVEX; BOUND outside 64-bit mode unless ModRM.mod = 11 */
-		if ((e = fits(i + 2, len)))
-			return e;
-		if (mode != X86_MODE_64 && (b[i + 1] & 0xc0) != 0xc0)
-			goto one_byte;
-		if (s.p66 || s.rep || s.lock || rex)
-			return -PTREC_EFORMAT;
-		if ((e = fits(i + 5, len)))
-			return e;
-		s.vexlike = 2;
-		s.map = b[i + 1] & 0x07;
-		s.rexw = b[i + 2] >> 7;
-		if (s.map == 4 && (b[i + 2] & 3) == 1 && !s.rexw)
-			osz = 16; /* EVEX.pp = 01 is the 66 prefix of promoted legacy code */
-		i += 4;
-		op = b[i];
-		if (s.map == 4) {
-			attr = map4_attr(op);
-			break;
-		}
-		goto vex_maps;
-
-	case 0x8f: /* XOP when the map field is >= 8; POP Ev otherwise */
-		if ((e = fits(i + 2, len)))
-			return e;
-		if ((b[i + 1] & 0x1f) < 8)
-			goto one_byte;
-		if (s.p66 || s.rep || s.lock || rex)
-			return -PTREC_EFORMAT;
-		if ((e = fits(i + 4, len)))
-			return e;
-		s.vexlike = 3;
-		s.map = b[i + 1] & 0x1f;
-		s.rexw = b[i + 2] >> 7;
-		i += 3;
-		op = b[i];
-		switch (s.map) {
-		case 8:
-			attr = MB;
-			break;
-		case 9:
-			attr = M_;
-			break;
-		case 10:
-			attr = A_MODRM | IMM_D;
-			break;
-		default:
-			return -PTREC_EFORMAT;
-		}
-		break;
-
-	default:
-	one_byte:
-		attr = map_one[op];
-		break;
+		s->map = *op == 0x38 ? 2 : 3;
+		*op = b[++i];
+		*attr = s->map == 2 ? M_ : MB;
+	} else {
+		s->map = 1;
+		*attr = map_0f[*op];
 	}
-	goto have_attr;
+	*pi = i;
+	return ILD_ATTR;
+}
 
-vex_maps:
-	/* VEX (maps 1-3, 5-7) and EVEX (maps 1-3, 5-7). */
-	switch (s.map) {
+/* REX2 (APX) at b[*pi] in 64-bit mode, and JMPABS, which it alone can encode. */
+ILD_STEP int ild_rex2(const uint8_t *b, size_t len, struct ild_state *s, size_t *pi,
+                      uint8_t *op, uint16_t *attr, struct ptrec_x86_insn *insn)
+{
+	size_t i = *pi;
+	int e;
+
+	if (s->rex)
+		return -PTREC_EFORMAT; /* REX before REX2 */
+	if ((e = fits(i + 3, len)))
+		return e;
+	uint8_t p = b[i + 1];
+	s->rex2 = 1;
+	s->rexw = (p >> 3) & 1;
+	s->map = p >> 7;
+	i += 2;
+	*op = b[i];
+	*pi = i;
+	unsigned row = *op >> 4;
+	if (s->map != 0) {
+		/* Rows 3 (incl. the 0F38/0F3A escapes) and 8 of map 1 are reserved. */
+		if (row == 0x3 || row == 0x8)
+			return -PTREC_EFORMAT;
+		*attr = map_0f[*op];
+		return ILD_ATTR;
+	}
+	if (*op == 0xa1 && !s->rexw) {
+		/* JMPABS: REX2.M0=0 REX2.W=0 A1 imm64, absolute target */
+		if ((e = fits(i + 9, len)))
+			return e;
+		insn->length = (uint8_t)(i + 9);
+		insn->iclass = X86_IC_JMP;
+		insn->flags = X86_INSN_HAS_TARGET;
+		insn->mode = (uint8_t)X86_MODE_64;
+		insn->reserved = 0;
+		insn->target = (uint64_t)read_signed(b + i + 1, 8);
+		return ILD_DONE;
+	}
+	/* Rows 4, 7, A and E of map 0 are reserved under REX2. */
+	if (row == 0x4 || row == 0x7 || row == 0xa || row == 0xe)
+		return -PTREC_EFORMAT;
+	if (*op == 0x0f)
+		return -PTREC_EFORMAT; /* the map comes from REX2.M0 */
+	*attr = map_one[*op];
+	return ILD_ATTR;
+}
+
+/* VEX (maps 1-3, 5-7) and EVEX (maps 1-3, 5-7): the table entry of op in s->map. */
+ILD_STEP int ild_vex_map(const struct ild_state *s, uint8_t op, uint16_t *attr)
+{
+	switch (s->map) {
 	case 1:
-		attr = vex_map1_attr(op);
-		break;
+		*attr = vex_map1_attr(op);
+		return ILD_ATTR;
 	case 2: case 5: case 6:
-		attr = M_;
-		break;
+		*attr = M_;
+		return ILD_ATTR;
 	case 3:
-		attr = MB;
-		break;
+		*attr = MB;
+		return ILD_ATTR;
 	case 7: /* URDMSR/UWRMSR r64, imm32 */
 		if (op != 0xf8)
 			return -PTREC_EFORMAT;
-		attr = A_MODRM | IMM_D;
-		break;
+		*attr = A_MODRM | IMM_D;
+		return ILD_ATTR;
 	default:
 		return -PTREC_EFORMAT;
 	}
+}
 
-have_attr:
-	if (attr & A_UD)
+/* Whether the C4/C5/62 at b[i] is a VEX/EVEX prefix (always in 64-bit mode; outside it, LES,
+ * LDS or BOUND unless ModRM.mod = 11), and no legacy prefix stands before it.  Returns
+ * ILD_ATTR for a prefix, ILD_ONE_BYTE, or -PTREC_E*. */
+ILD_STEP int ild_vexlike_prefix(const uint8_t *b, size_t len, const enum ptrec_x86_mode mode,
+                                const struct ild_state *s, size_t i)
+{
+	int e;
+
+	if ((e = fits(i + 2, len)))
+		return e;
+	if (mode != X86_MODE_64 && (b[i + 1] & 0xc0) != 0xc0)
+		return ILD_ONE_BYTE;
+	if (s->p66 || s->rep || s->lock || s->rex)
 		return -PTREC_EFORMAT;
-	if ((attr & A_INV64) && mode == X86_MODE_64)
-		return -PTREC_EFORMAT;
-	if (s.rexw && mode == X86_MODE_64 && !s.vexlike)
-		osz = 64;
+	return ILD_ATTR;
+}
 
-	/* i indexes the opcode byte. */
-	size_t n = i + 1;
-	unsigned iclass = A_CLASS(attr);
-	unsigned imm = attr & A_IMM_MASK;
-	uint8_t modrm = 0;
+/* VEX3 (C4) or VEX2 (C5) at b[*pi]. */
+ILD_STEP int ild_vex(const uint8_t *b, size_t len, const enum ptrec_x86_mode mode,
+                     struct ild_state *s, size_t *pi, uint8_t *op, uint16_t *attr)
+{
+	size_t i = *pi;
+	int e = ild_vexlike_prefix(b, len, mode, s, i);
 
-	if (attr & A_MODRM) {
-		if ((e = fits(n + 1, len)))
+	if (e != ILD_ATTR)
+		return e;
+	s->vexlike = 1;
+	if (b[i] == 0xc5) {
+		if ((e = fits(i + 3, len)))
 			return e;
-		modrm = b[n];
-		int t;
-		if ((attr & A_SPEC) && s.map == 1 && !s.vexlike && op >= 0x20 && op <= 0x26)
-			t = 0; /* MOV to/from CR/DR/TR: ModRM.mod is ignored, always a register */
-		else if ((t = modrm_tail(b, n, len, asz)) < 0)
-			return t;
-		n += 1 + (size_t)t;
+		s->map = 1;
+		i += 2;
+	} else {
+		if ((e = fits(i + 4, len)))
+			return e;
+		s->map = b[i + 1] & 0x1f;
+		s->rexw = b[i + 2] >> 7;
+		i += 3;
 	}
+	*op = b[i];
+	*pi = i;
+	return ild_vex_map(s, *op, attr);
+}
 
-	if (attr & A_SPEC) {
-		unsigned reg = (modrm >> 3) & 7;
-		if (s.map == 0) {
-			if (op == 0xff) {
-				/* group 5: INC DEC CALLN CALLF JMPN JMPF PUSH - */
-				static const uint8_t grp5[8] = {
-					X86_IC_OTHER, X86_IC_OTHER, X86_IC_CALL_IND, X86_IC_FAR,
-					X86_IC_JMP_IND, X86_IC_FAR, X86_IC_OTHER, 0xff,
-				};
-				iclass = grp5[reg];
-				if (iclass == 0xff)
-					return -PTREC_EFORMAT;
-			} else if (op == 0xfe && reg > 1) {
-				return -PTREC_EFORMAT; /* group 4 has only INC/DEC Eb */
-			}
-		} else if (s.map == 1) {
-			switch (op) {
-			case 0x01:
-				if ((modrm >> 6) == 3)
-					iclass = class_0f01(modrm, &s);
-				break;
-			case 0xae: /* F3 0F AE /4: PTWRITE */
-				if (reg == 4 && s.rep == 0xf3 && !s.p66)
-					iclass = X86_IC_PTWRITE;
-				break;
-			case 0x78: /* 66: EXTRQ ib ib; F2: INSERTQ ib ib; otherwise VMREAD */
-				if (s.rep == 0xf2 || (s.p66 && !s.rep))
-					imm = IMM_BB;
-				break;
-			case 0xb8: /* F3: POPCNT; otherwise JMPE (IA-64 only) */
-				if (s.rep != 0xf3)
-					return -PTREC_EFORMAT;
-				break;
-			default:
-				break;
-			}
+/* EVEX (62) at b[*pi]; map 4 holds the APX promoted legacy instructions. */
+ILD_STEP int ild_evex(const uint8_t *b, size_t len, const enum ptrec_x86_mode mode,
+                      struct ild_state *s, size_t *pi, uint8_t *op, uint16_t *attr)
+{
+	size_t i = *pi;
+	int e = ild_vexlike_prefix(b, len, mode, s, i);
+
+	if (e != ILD_ATTR)
+		return e;
+	if ((e = fits(i + 5, len)))
+		return e;
+	s->vexlike = 2;
+	s->map = b[i + 1] & 0x07;
+	s->rexw = b[i + 2] >> 7;
+	if (s->map == 4 && (b[i + 2] & 3) == 1 && !s->rexw)
+		s->osz = 16; /* EVEX.pp = 01 is the 66 prefix of promoted legacy code */
+	i += 4;
+	*op = b[i];
+	*pi = i;
+	if (s->map == 4) {
+		*attr = map4_attr(*op);
+		return ILD_ATTR;
+	}
+	return ild_vex_map(s, *op, attr);
+}
+
+/* XOP (8F with a map field >= 8; POP Ev otherwise) at b[*pi]. */
+ILD_STEP int ild_xop(const uint8_t *b, size_t len, struct ild_state *s, size_t *pi,
+                     uint8_t *op, uint16_t *attr)
+{
+	size_t i = *pi;
+	int e;
+
+	if ((e = fits(i + 2, len)))
+		return e;
+	if ((b[i + 1] & 0x1f) < 8)
+		return ILD_ONE_BYTE;
+	if (s->p66 || s->rep || s->lock || s->rex)
+		return -PTREC_EFORMAT;
+	if ((e = fits(i + 4, len)))
+		return e;
+	s->vexlike = 3;
+	s->map = b[i + 1] & 0x1f;
+	s->rexw = b[i + 2] >> 7;
+	i += 3;
+	*op = b[i];
+	*pi = i;
+	switch (s->map) {
+	case 8:
+		*attr = MB;
+		return ILD_ATTR;
+	case 9:
+		*attr = M_;
+		return ILD_ATTR;
+	case 10:
+		*attr = A_MODRM | IMM_D;
+		return ILD_ATTR;
+	default:
+		return -PTREC_EFORMAT;
+	}
+}
+
+/* The opcode at b[*pi], after any escape or VEX-like prefix naming its map: leaves *pi at the
+ * opcode byte, the opcode in *op and its table entry in *attr.  Returns ILD_ATTR, ILD_DONE
+ * (JMPABS, decoded into insn) or -PTREC_E*. */
+ILD_STEP int ild_opcode(const uint8_t *b, size_t len, const enum ptrec_x86_mode mode,
+                        struct ild_state *s, size_t *pi, uint8_t *op, uint16_t *attr,
+                        struct ptrec_x86_insn *insn)
+{
+	int found;
+
+	*op = b[*pi];
+	switch (*op) {
+	case 0x0f:
+		return ild_0f(b, len, s, pi, op, attr);
+	case 0xd5: /* REX2 in 64-bit mode (APX); AAD ib otherwise */
+		if (mode == X86_MODE_64)
+			return ild_rex2(b, len, s, pi, op, attr, insn);
+		break;
+	case 0xc4: case 0xc5: /* VEX3/VEX2; LES/LDS outside 64-bit mode unless ModRM.mod = 11 */
+		if ((found = ild_vex(b, len, mode, s, pi, op, attr)) != ILD_ONE_BYTE)
+			return found;
+		break;
+	case 0x62: /* EVEX; BOUND outside 64-bit mode unless ModRM.mod = 11 */
+		if ((found = ild_evex(b, len, mode, s, pi, op, attr)) != ILD_ONE_BYTE)
+			return found;
+		break;
+	case 0x8f: /* XOP when the map field is >= 8; POP Ev otherwise */
+		if ((found = ild_xop(b, len, s, pi, op, attr)) != ILD_ONE_BYTE)
+			return found;
+		break;
+	default:
+		break;
+	}
+	*attr = map_one[*op];
+	return ILD_ATTR;
+}
+
+/* The ModRM byte at b[*pn] and the SIB and displacement after it; advances *pn past them. */
+ILD_STEP int ild_modrm(const uint8_t *b, size_t len, const struct ild_state *s, uint16_t attr,
+                       uint8_t op, size_t *pn, uint8_t *modrm)
+{
+	size_t n = *pn;
+	int e, t;
+
+	if ((e = fits(n + 1, len)))
+		return e;
+	*modrm = b[n];
+	if ((attr & A_SPEC) && s->map == 1 && !s->vexlike && op >= 0x20 && op <= 0x26)
+		t = 0; /* MOV to/from CR/DR/TR: ModRM.mod is ignored, always a register */
+	else if ((t = modrm_tail(b, n, len, s->asz)) < 0)
+		return t;
+	*pn = n + 1 + (size_t)t;
+	return 0;
+}
+
+/* The opcodes marked A_SPEC, whose class, immediate or validity depends on ModRM.reg or
+ * ModRM.mod or a mandatory prefix: adjusts *iclass and *imm, or returns -PTREC_EFORMAT. */
+ILD_STEP int special_op(const struct ild_state *s, uint8_t op, uint8_t modrm, unsigned *iclass,
+                        unsigned *imm)
+{
+	unsigned reg = (modrm >> 3) & 7;
+
+	if (s->map == 0) {
+		if (op == 0xff) {
+			/* group 5: INC DEC CALLN CALLF JMPN JMPF PUSH - */
+			static const uint8_t grp5[8] = {
+				X86_IC_OTHER, X86_IC_OTHER, X86_IC_CALL_IND, X86_IC_FAR,
+				X86_IC_JMP_IND, X86_IC_FAR, X86_IC_OTHER, 0xff,
+			};
+			*iclass = grp5[reg];
+			if (*iclass == 0xff)
+				return -PTREC_EFORMAT;
+		} else if (op == 0xfe && reg > 1) {
+			return -PTREC_EFORMAT; /* group 4 has only INC/DEC Eb */
+		}
+	} else if (s->map == 1) {
+		switch (op) {
+		case 0x01:
+			if ((modrm >> 6) == 3)
+				*iclass = class_0f01(modrm, s->rep, s->p66);
+			break;
+		case 0xae: /* F3 0F AE /4: PTWRITE */
+			if (reg == 4 && s->rep == 0xf3 && !s->p66)
+				*iclass = X86_IC_PTWRITE;
+			break;
+		case 0x78: /* 66: EXTRQ ib ib; F2: INSERTQ ib ib; otherwise VMREAD */
+			if (s->rep == 0xf2 || (s->p66 && !s->rep))
+				*imm = IMM_BB;
+			break;
+		case 0xb8: /* F3: POPCNT; otherwise JMPE (IA-64 only) */
+			if (s->rep != 0xf3)
+				return -PTREC_EFORMAT;
+			break;
+		default:
+			break;
 		}
 	}
+	return 0;
+}
 
-	/* Immediate or branch offset: its size by kind and operand size (address size for moffs;
-	 * rel16/32 is always rel32 in 64-bit mode). */
+/* Bytes of the immediate or branch offset: by kind and operand size (address size for moffs;
+ * rel16/32 is always rel32 in 64-bit mode). */
+ILD_STEP unsigned ild_imm_size(unsigned imm, const struct ild_state *s,
+                               const enum ptrec_x86_mode mode, uint8_t op, uint8_t modrm)
+{
 	static const uint8_t imm_size[16][3] = {
 		/*                 16  32  64 bits */
 		[IMM_B]       = { 1, 1, 1 },
@@ -585,14 +668,52 @@ have_attr:
 		[IMM_D]       = { 4, 4, 4 },
 		[IMM_BB]      = { 2, 2, 2 },
 	};
-	unsigned szi = osz == 16 ? 0 : osz == 32 ? 1 : 2;
+	unsigned szi = s->osz == 16 ? 0 : s->osz == 32 ? 1 : 2;
+
 	if (imm == IMM_MOFFS)
-		szi = asz == 16 ? 0 : asz == 32 ? 1 : 2;
+		szi = s->asz == 16 ? 0 : s->asz == 32 ? 1 : 2;
 	else if (imm == IMM_RELZ && mode == X86_MODE_64)
 		szi = 1;
-	unsigned isz = imm_size[imm][szi];
 	if (imm == IMM_GRP3 && ((modrm >> 3) & 7) < 2)
-		isz = (op & 1) ? imm_size[IMM_Z][szi] : 1; /* TEST Eb, ib / TEST Ev, iz */
+		return (op & 1) ? imm_size[IMM_Z][szi] : 1; /* TEST Eb, ib / TEST Ev, iz */
+	return imm_size[imm][szi];
+}
+
+/* The decoder proper; inlined once per mode so that the mode tests fold away. */
+static inline __attribute__((always_inline)) int
+ild_decode(const uint8_t *b, size_t len, uint64_t ip, const enum ptrec_x86_mode mode,
+           struct ptrec_x86_insn *insn)
+{
+	struct ild_state s = { 0 };
+	size_t i;
+	uint8_t op, modrm = 0;
+	uint16_t attr;
+	int e;
+
+	if ((e = ild_prefixes(b, len, mode, &s, &i)))
+		return e;
+	ild_sizes(&s, mode);
+	if ((e = ild_opcode(b, len, mode, &s, &i, &op, &attr, insn)) < 0)
+		return e;
+	if (e == ILD_DONE)
+		return (int)insn->length;
+	if (attr & A_UD)
+		return -PTREC_EFORMAT;
+	if ((attr & A_INV64) && mode == X86_MODE_64)
+		return -PTREC_EFORMAT;
+	if (s.rexw && mode == X86_MODE_64 && !s.vexlike)
+		s.osz = 64;
+
+	/* i indexes the opcode byte. */
+	size_t n = i + 1;
+	unsigned iclass = A_CLASS(attr);
+	unsigned imm = attr & A_IMM_MASK;
+
+	if ((attr & A_MODRM) && (e = ild_modrm(b, len, &s, attr, op, &n, &modrm)))
+		return e;
+	if ((attr & A_SPEC) && (e = special_op(&s, op, modrm, &iclass, &imm)))
+		return e;
+	unsigned isz = ild_imm_size(imm, &s, mode, op, modrm);
 	if ((e = fits(n + isz, len)))
 		return e;
 	n += isz;
@@ -603,12 +724,11 @@ have_attr:
 	insn->mode = (uint8_t)mode;
 	insn->reserved = 0;
 	insn->target = 0;
-
 	if (imm == IMM_REL8 || imm == IMM_RELZ) {
 		uint64_t t = ip + n + (uint64_t)read_signed(b + n - isz, isz);
 		/* Near branches use the operand size; Intel 64 ignores 66 in 64-bit mode. */
 		if (mode != X86_MODE_64)
-			t &= osz == 16 ? 0xffffu : 0xffffffffu;
+			t &= s.osz == 16 ? 0xffffu : 0xffffffffu;
 		insn->target = t;
 		insn->flags = X86_INSN_HAS_TARGET;
 	}

@@ -3,6 +3,7 @@
  * crash_signal.c and the files it uses. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "platform/cpuid.h"
 #include "platform/pmu_sysfs.h"
+#include "core/safe_str.h"
 #include "core/settings.h"
 #include "runtime/recorder.h"
 
@@ -112,6 +114,17 @@ static void clock_params_init(enum ptrec_backend backend)
 	}
 }
 
+/* 1 if another copy of libptrec in this process is already recording: libptrec.so preloaded
+ * by `ptrec run` into a program that has libptrec linked in statically. */
+static int other_copy_recording(void)
+{
+	int (*status)(struct ptrec_status *);
+	struct ptrec_status st = {.struct_size = sizeof(st)};
+
+	*(void **)&status = dlsym(RTLD_DEFAULT, "ptrec_status");
+	return status && status != ptrec_status && status(&st) == 0 && st.initialized;
+}
+
 PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 {
 	struct ptrec_config defaults;
@@ -125,6 +138,11 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 	}
 	if (!config_valid(cfg))
 		return -PTREC_EINVAL;
+	if (other_copy_recording()) {
+		ptrec_stderr("ptrec: another copy of libptrec in this process is already recording "
+		             "(LD_PRELOAD); this ptrec_init does nothing\n");
+		return -PTREC_ESTATE;
+	}
 	pthread_mutex_lock(&ptrec_rec.lock);
 	if (atomic_load(&ptrec_rec.initialized)) {
 		pthread_mutex_unlock(&ptrec_rec.lock);
@@ -153,6 +171,7 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 		return -PTREC_ENOMEM;
 	}
 	tool_path_init();
+	ptrec_preload_env_prepare();
 	ptrec_crash_prepare(ptrec_env("STATE_DIRECTORY"), ptrec_env("LOGS_DIRECTORY"),
 	                    ptrec_env("XDG_STATE_HOME"), ptrec_env("HOME"));
 	ptrec_syslog_prepare(ptrec_env("PTREC_SYSLOG"));

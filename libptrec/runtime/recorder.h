@@ -64,6 +64,18 @@ int ptrec_backend_choose(const struct ptrec_backend_ops *const *cands, size_t n,
 /* Looks up libc's functions behind the interposed ones (also done at load time). */
 void ptrec_interpose_resolve(void);
 
+/* ---- preload.c ------------------------------------------------------------------------- */
+
+/* Gives the report child (ptrec_report_env_prepare) this process's environment without
+ * libptrec's LD_PRELOAD entry and PTREC_PRELOAD.  Called at ptrec_init. */
+void ptrec_preload_env_prepare(void);
+
+/* Copies list (an LD_PRELOAD value, entries separated by spaces or colons) to out without its
+ * libptrec entries (a file named libptrec.so*, or the file this copy was loaded from), the
+ * others joined by ':'.  Returns the number of entries removed, or -1 if out (cap bytes) is
+ * too small.  Used by `ptrec run` too. */
+int ptrec_preload_without_libptrec(const char *list, char *out, size_t cap);
+
 /* ---- thread_registry.c ----------------------------------------------------------------- */
 
 /* Prepares the registry (pthread key, atfork handlers).  Returns 0 or -PTREC_ENOMEM. */

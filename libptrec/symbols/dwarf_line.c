@@ -157,295 +157,379 @@ static const char *comp_dir_of(const struct dwarf_cu_dir *dirs, size_t ndirs, ui
 	return NULL;
 }
 
-/* Runs one line-number program unit starting at c (positioned at the unit).  Returns 0 (also
- * for a malformed unit, which is skipped with a warning after *next is set), or -ENOMEM. */
-static int read_unit(struct line_ctx *x, const uint8_t *sec, size_t seclen, uint64_t uoff,
-                     const char *comp_dir, uint64_t *next)
-{
-	struct dw_cur c = {sec + uoff, sec + seclen, 0}, hc;
-	const char **dnames = NULL, **fnames = NULL;
-	uint64_t *ddirs = NULL, *fdirs = NULL;
-	size_t ndirs = 0, nfnames = 0, nfile_ids = 0, filecap = 0;
-	long *file_ids = NULL;
-	uint64_t unit_len, hdr_len;
-	int is64, rc = 0;
-	unsigned version, asz = 8, min_len, max_ops = 1, opbase;
-	int line_base, default_stmt;
+/* The header of one line-number program unit (DWARF 2-5, section 6.2.4). */
+struct line_hdr {
+	unsigned version;
+	unsigned asz;             /* address size: from the v5 header, else 8 */
+	int is64;                 /* 64-bit DWARF */
+	unsigned min_len;         /* minimum_instruction_length */
+	unsigned max_ops;         /* maximum_operations_per_instruction (v4+; else 1) */
+	int line_base;
 	unsigned line_range;
-	uint8_t std_len[256];
-	const uint8_t *prog, *unit_end;
+	unsigned opbase;          /* opcode_base */
+	uint8_t std_len[256];     /* operand count of each standard opcode */
+	const uint8_t *prog;      /* the program: prog..unit_end */
+	const uint8_t *unit_end;
+};
 
-	unit_len = dw_initial_length(&c, &is64);
+/* The directories and files a unit names, and the file table index of each file number. */
+struct unit_files {
+	const char *comp_dir;     /* the unit's compilation directory, or NULL */
+	const char **dnames, **fnames;
+	uint64_t *ddirs, *fdirs;
+	size_t ndirs, nfnames;
+	long *file_ids;           /* file number -> index in d->files, or -1 */
+	size_t nfile_ids, filecap;
+};
+
+/* How reading a part of a unit went, besides a negative -PTREC_E* code. */
+enum { UNIT_OK = 0, UNIT_BAD = 1 /* malformed: skip the rest */, UNIT_SKIP = 2 /* warned */ };
+
+/* Reads the header of the unit at sec + uoff into h and sets *next to the next unit; leaves
+ * hc over the header's directory and file lists.  Returns UNIT_OK, UNIT_BAD or UNIT_SKIP. */
+static int read_header(struct line_ctx *x, const uint8_t *sec, size_t seclen, uint64_t uoff,
+                       struct line_hdr *h, struct dw_cur *hc, uint64_t *next)
+{
+	struct dw_cur c = {sec + uoff, sec + seclen, 0};
+	uint64_t unit_len = dw_initial_length(&c, &h->is64), hdr_len;
+
 	if (c.err || unit_len > (uint64_t)(c.end - c.p)) {
 		ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: length runs past the section",
 		           x->elf->path, (unsigned long long)uoff);
 		*next = seclen;
-		return 0;
+		return UNIT_SKIP;
 	}
-	unit_end = c.p + unit_len;
-	*next = (uint64_t)(unit_end - sec);
-	c.end = unit_end;
-	version = dw_u16(&c);
-	if (version < 2 || version > 5) {
+	h->unit_end = c.p + unit_len;
+	*next = (uint64_t)(h->unit_end - sec);
+	c.end = h->unit_end;
+	h->version = dw_u16(&c);
+	if (h->version < 2 || h->version > 5) {
 		ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: version %u not supported",
-		           x->elf->path, (unsigned long long)uoff, version);
-		return 0;
+		           x->elf->path, (unsigned long long)uoff, h->version);
+		return UNIT_SKIP;
 	}
-	if (version >= 5) {
-		asz = dw_u8(&c);
+	h->asz = 8;
+	if (h->version >= 5) {
+		h->asz = dw_u8(&c);
 		dw_u8(&c); /* segment selector size */
-		if (asz != 8 && asz != 4)
-			goto bad;
+		if (h->asz != 8 && h->asz != 4)
+			return UNIT_BAD;
 	}
-	hdr_len = dw_fixed(&c, is64 ? 8 : 4);
+	hdr_len = dw_fixed(&c, h->is64 ? 8 : 4);
 	if (c.err || hdr_len > (uint64_t)(c.end - c.p))
-		goto bad;
-	prog = c.p + hdr_len;
-	hc = (struct dw_cur){c.p, prog, 0};
-	min_len = dw_u8(&hc);
-	if (version >= 4)
-		max_ops = dw_u8(&hc);
-	default_stmt = dw_u8(&hc);
-	line_base = (int8_t)dw_u8(&hc);
-	line_range = dw_u8(&hc);
-	opbase = dw_u8(&hc);
-	if (hc.err || !line_range || !opbase || !max_ops)
-		goto bad;
-	(void)default_stmt;
-	memset(std_len, 0, sizeof(std_len));
-	for (unsigned i = 1; i < opbase; i++)
-		std_len[i] = dw_u8(&hc);
+		return UNIT_BAD;
+	h->prog = c.p + hdr_len;
+	*hc = (struct dw_cur){c.p, h->prog, 0};
+	h->min_len = dw_u8(hc);
+	h->max_ops = h->version >= 4 ? dw_u8(hc) : 1;
+	dw_u8(hc); /* default_is_stmt */
+	h->line_base = (int8_t)dw_u8(hc);
+	h->line_range = dw_u8(hc);
+	h->opbase = dw_u8(hc);
+	if (hc->err || !h->line_range || !h->opbase || !h->max_ops)
+		return UNIT_BAD;
+	memset(h->std_len, 0, sizeof(h->std_len));
+	for (unsigned i = 1; i < h->opbase; i++)
+		h->std_len[i] = dw_u8(hc);
+	return UNIT_OK;
+}
 
-	if (version >= 5) {
-		if (v5_entries(x, &hc, version, asz, is64, &dnames, &ddirs, &ndirs))
-			goto bad;
-		if (v5_entries(x, &hc, version, asz, is64, &fnames, &fdirs, &nfnames))
-			goto bad;
-		if (!comp_dir && ndirs)
-			comp_dir = dnames[0];
-		file_ids = calloc(nfnames ? nfnames : 1, sizeof(*file_ids));
-		if (!file_ids) {
-			rc = -PTREC_ENOMEM;
-			goto out;
+/* Appends the file table index id as the unit's next file number.  Returns 0 or -ENOMEM. */
+static int add_file_id(struct unit_files *f, long id)
+{
+	if (f->nfile_ids == f->filecap) {
+		long *p = realloc(f->file_ids, f->filecap * 2 * sizeof(*p));
+		if (!p)
+			return -PTREC_ENOMEM;
+		f->file_ids = p;
+		f->filecap *= 2;
+	}
+	f->file_ids[f->nfile_ids++] = id;
+	return 0;
+}
+
+/* DWARF 5: the directory and file entry lists (with their formats); files count from 0.
+ * Returns UNIT_OK, UNIT_BAD or -ENOMEM. */
+static int read_files_v5(struct line_ctx *x, struct dw_cur *hc, const struct line_hdr *h,
+                         struct unit_files *f)
+{
+	if (v5_entries(x, hc, h->version, h->asz, h->is64, &f->dnames, &f->ddirs, &f->ndirs))
+		return UNIT_BAD;
+	if (v5_entries(x, hc, h->version, h->asz, h->is64, &f->fnames, &f->fdirs, &f->nfnames))
+		return UNIT_BAD;
+	if (!f->comp_dir && f->ndirs)
+		f->comp_dir = f->dnames[0];
+	f->file_ids = calloc(f->nfnames ? f->nfnames : 1, sizeof(*f->file_ids));
+	if (!f->file_ids)
+		return -PTREC_ENOMEM;
+	for (size_t i = 0; i < f->nfnames; i++) {
+		const char *dir = f->fdirs[i] < f->ndirs ? f->dnames[f->fdirs[i]] : NULL;
+		long id = add_file(x, f->comp_dir, dir, f->fnames[i]);
+		if (id < 0)
+			return (int)id;
+		f->file_ids[i] = id;
+	}
+	f->nfile_ids = f->filecap = f->nfnames;
+	return UNIT_OK;
+}
+
+/* DWARF 2-4: include_directories then file_names, each list ended by an empty string; files
+ * count from 1.  Returns UNIT_OK, UNIT_BAD (the files read so far are kept) or -ENOMEM. */
+static int read_files_v2(struct line_ctx *x, struct dw_cur *hc, struct unit_files *f)
+{
+	size_t dcap = 0;
+	int rc;
+
+	for (;;) {
+		const char *s = dw_str(hc);
+		if (!s)
+			return UNIT_BAD;
+		if (!*s)
+			break;
+		if (f->ndirs == dcap) {
+			size_t nc = dcap ? dcap * 2 : 16;
+			const char **p = realloc(f->dnames, nc * sizeof(*p));
+			if (!p)
+				return -PTREC_ENOMEM;
+			f->dnames = p;
+			dcap = nc;
 		}
-		for (size_t i = 0; i < nfnames; i++) {
-			const char *dir = fdirs[i] < ndirs ? dnames[fdirs[i]] : NULL;
-			long id = add_file(x, comp_dir, dir, fnames[i]);
-			if (id < 0) {
-				rc = (int)id;
-				goto out;
-			}
-			file_ids[i] = id;
+		f->dnames[f->ndirs++] = s;
+	}
+	/* file_ids[0] is unused: DWARF 2-4 files count from 1. */
+	f->filecap = 16;
+	f->file_ids = calloc(f->filecap, sizeof(*f->file_ids));
+	if (!f->file_ids)
+		return -PTREC_ENOMEM;
+	f->file_ids[0] = -1;
+	f->nfile_ids = 1;
+	for (;;) {
+		const char *s = dw_str(hc), *dir;
+		uint64_t di;
+		long id;
+		if (!s)
+			return UNIT_BAD;
+		if (!*s)
+			break;
+		di = dw_uleb(hc);
+		dw_uleb(hc);
+		dw_uleb(hc);
+		if (hc->err)
+			return UNIT_BAD;
+		dir = di == 0 ? NULL : di <= f->ndirs ? f->dnames[di - 1] : NULL;
+		id = add_file(x, f->comp_dir, dir, s);
+		if (id < 0)
+			return (int)id;
+		if ((rc = add_file_id(f, id)))
+			return rc;
+	}
+	return UNIT_OK;
+}
+
+/* The state machine's registers, and the sequence being built. */
+struct line_regs {
+	uint64_t addr;
+	uint64_t file;
+	int64_t line;
+	size_t seq_first;  /* its first row in x->rows */
+	int seq_ok;        /* addresses did not go down */
+};
+
+static void regs_reset(struct line_regs *r, size_t seq_first)
+{
+	*r = (struct line_regs){0, 1, 1, seq_first, 1};
+}
+
+/* Ends the sequence at the rows since r->seq_first: kept as a sequence, or dropped when its
+ * addresses go down, it starts at 0 or a tombstone (discarded code) or has one row.  Returns 0
+ * or -ENOMEM. */
+static int end_sequence(struct line_ctx *x, struct line_regs *r)
+{
+	uint64_t start = x->rows.v[r->seq_first].addr;
+
+	if (r->seq_ok && start != 0 && start < UINT64_MAX - 1 && x->rows.n - r->seq_first >= 2) {
+		if (x->nseqs == x->seqcap) {
+			size_t nc = x->seqcap ? x->seqcap * 2 : 64;
+			struct seq *s = realloc(x->seqs, nc * sizeof(*s));
+			if (!s)
+				return -PTREC_ENOMEM;
+			x->seqs = s;
+			x->seqcap = nc;
 		}
-		nfile_ids = filecap = nfnames;
+		x->seqs[x->nseqs++] = (struct seq){r->seq_first, x->rows.n - r->seq_first, start};
 	} else {
-		/* include_directories then file_names, each list ended by an empty string. */
-		size_t dcap = 0;
-		for (;;) {
-			const char *s = dw_str(&hc);
-			if (!s)
-				goto bad;
-			if (!*s)
-				break;
-			if (ndirs == dcap) {
-				size_t nc = dcap ? dcap * 2 : 16;
-				const char **p = realloc(dnames, nc * sizeof(*p));
-				if (!p) {
-					rc = -PTREC_ENOMEM;
-					goto out;
-				}
-				dnames = p;
-				dcap = nc;
-			}
-			dnames[ndirs++] = s;
-		}
-		/* file_ids[0] is unused: DWARF 2-4 files count from 1. */
-		filecap = 16;
-		file_ids = calloc(filecap, sizeof(*file_ids));
-		if (!file_ids) {
-			rc = -PTREC_ENOMEM;
-			goto out;
-		}
-		file_ids[0] = -1;
-		nfile_ids = 1;
-		for (;;) {
-			const char *s = dw_str(&hc), *dir;
-			uint64_t di;
-			long id;
-			if (!s)
-				goto bad;
-			if (!*s)
-				break;
-			di = dw_uleb(&hc);
-			dw_uleb(&hc);
-			dw_uleb(&hc);
-			if (hc.err)
-				goto bad;
-			dir = di == 0 ? NULL : di <= ndirs ? dnames[di - 1] : NULL;
-			id = add_file(x, comp_dir, dir, s);
-			if (id < 0) {
-				rc = (int)id;
-				goto out;
-			}
-			if (nfile_ids == filecap) {
-				long *p = realloc(file_ids, filecap * 2 * sizeof(*p));
-				if (!p) {
-					rc = -PTREC_ENOMEM;
-					goto out;
-				}
-				file_ids = p;
-				filecap *= 2;
-			}
-			file_ids[nfile_ids++] = id;
-		}
+		x->rows.n = r->seq_first;
 	}
+	regs_reset(r, x->rows.n);
+	return 0;
+}
 
-	/* The line-number program. */
-	{
-		struct dw_cur p = {prog, unit_end, 0};
-		uint64_t addr = 0, file = 1;
-		int64_t line = 1;
-		size_t seq_first = x->rows.n;
-		int seq_ok = 1;
+/* Appends a row from the registers (the end row of its sequence when end).  Returns 0 or
+ * -ENOMEM. */
+static int emit_row(struct line_ctx *x, struct line_regs *r, const struct unit_files *f, int end)
+{
+	struct ptrec_line_row row;
+	int rc;
 
-		while (p.p < p.end && !p.err) {
-			unsigned op = dw_u8(&p);
-			int emit = 0, end = 0;
+	row.addr = r->addr;
+	row.file = r->file < f->nfile_ids && f->file_ids[r->file] >= 0
+	           ? (uint32_t)f->file_ids[r->file] : UINT32_MAX;
+	row.line = r->line > 0 && r->line < UINT32_MAX ? (uint32_t)r->line : 0;
+	row.end = (uint32_t)end;
+	row.reserved = 0;
+	if (x->rows.n > r->seq_first && r->addr < x->rows.v[x->rows.n - 1].addr)
+		r->seq_ok = 0;
+	if ((rc = push_row(&x->rows, &row)))
+		return rc;
+	return end ? end_sequence(x, r) : 0;
+}
 
-			if (op >= opbase) {
-				unsigned adj = op - opbase;
-				addr += (uint64_t)(adj / line_range) * min_len;
-				line += line_base + (int)(adj % line_range);
-				emit = 1;
-			} else if (op == 0) {
-				uint64_t len = dw_uleb(&p);
-				const uint8_t *ext_end;
-				unsigned sub;
-				if (p.err || len == 0 || len > (uint64_t)(p.end - p.p))
-					break;
-				ext_end = p.p + len;
-				sub = dw_u8(&p);
-				switch (sub) {
-				case DW_LNE_end_sequence:
-					emit = end = 1;
-					break;
-				case DW_LNE_set_address:
-					addr = dw_fixed(&p, (size_t)(len - 1 > 8 ? 8 : len - 1));
-					break;
-				case DW_LNE_define_file: {
-					const char *s = dw_str(&p);
-					long id;
-					dw_uleb(&p);
-					dw_uleb(&p);
-					dw_uleb(&p);
-					if (!s || version >= 5)
-						break;
-					id = add_file(x, comp_dir, NULL, s);
-					if (id < 0) {
-						rc = (int)id;
-						goto out;
-					}
-					if (nfile_ids == filecap) {
-						long *q = realloc(file_ids, filecap * 2 * sizeof(*q));
-						if (!q) {
-							rc = -PTREC_ENOMEM;
-							goto out;
-						}
-						file_ids = q;
-						filecap *= 2;
-					}
-					file_ids[nfile_ids++] = id;
-					break;
-				}
-				default:
-					break;
-				}
-				p.p = ext_end;
-			} else {
-				switch (op) {
-				case DW_LNS_copy: emit = 1; break;
-				case DW_LNS_advance_pc: addr += dw_uleb(&p) * min_len; break;
-				case DW_LNS_advance_line: line += dw_sleb(&p); break;
-				case DW_LNS_set_file: file = dw_uleb(&p); break;
-				case DW_LNS_const_add_pc:
-					addr += (uint64_t)((255 - opbase) / line_range) * min_len;
-					break;
-				case DW_LNS_fixed_advance_pc: addr += dw_u16(&p); break;
-				default:
-					for (unsigned i = 0; i < std_len[op]; i++)
-						dw_uleb(&p);
-					break;
-				}
-			}
-			if (!emit)
-				continue;
-			{
-				struct ptrec_line_row row;
-				row.addr = addr;
-				row.file = file < nfile_ids && file_ids[file] >= 0 ? (uint32_t)file_ids[file]
-				                                                     : UINT32_MAX;
-				row.line = line > 0 && line < UINT32_MAX ? (uint32_t)line : 0;
-				row.end = (uint32_t)end;
-				row.reserved = 0;
-				if (x->rows.n > seq_first && addr < x->rows.v[x->rows.n - 1].addr)
-					seq_ok = 0;
-				if ((rc = push_row(&x->rows, &row)))
-					goto out;
-			}
-			if (end) {
-				uint64_t start = x->rows.v[seq_first].addr;
-				/* Sequences of discarded code (start 0 or a tombstone) are dropped. */
-				if (seq_ok && start != 0 && start < UINT64_MAX - 1 &&
-				    x->rows.n - seq_first >= 2) {
-					if (x->nseqs == x->seqcap) {
-						size_t nc = x->seqcap ? x->seqcap * 2 : 64;
-						struct seq *s = realloc(x->seqs, nc * sizeof(*s));
-						if (!s) {
-							rc = -PTREC_ENOMEM;
-							goto out;
-						}
-						x->seqs = s;
-						x->seqcap = nc;
-					}
-					x->seqs[x->nseqs++] = (struct seq){seq_first, x->rows.n - seq_first,
-					                                   start};
-				} else {
-					x->rows.n = seq_first;
-				}
-				seq_first = x->rows.n;
-				seq_ok = 1;
-				addr = 0;
-				file = 1;
-				line = 1;
-			}
-		}
-		if (p.err)
-			ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: program runs past its end",
-			           x->elf->path, (unsigned long long)uoff);
-		x->rows.n = seq_first; /* drop an unterminated sequence */
+/* One extended opcode (after its 0 byte) at p.  Returns 1 if it emits a row (end_sequence), 0
+ * if not, UNIT_SKIP when its length is bad (the program stops), or -ENOMEM. */
+static int extended_op(struct line_ctx *x, struct dw_cur *p, const struct line_hdr *h,
+                       struct unit_files *f, struct line_regs *r)
+{
+	uint64_t len = dw_uleb(p);
+	int emit = 0;
+
+	if (p->err || len == 0 || len > (uint64_t)(p->end - p->p))
+		return UNIT_SKIP;
+	const uint8_t *ext_end = p->p + len;
+	switch (dw_u8(p)) {
+	case DW_LNE_end_sequence:
+		emit = 1;
+		break;
+	case DW_LNE_set_address:
+		r->addr = dw_fixed(p, (size_t)(len - 1 > 8 ? 8 : len - 1));
+		break;
+	case DW_LNE_define_file: {
+		const char *s = dw_str(p);
+		long id;
+		dw_uleb(p);
+		dw_uleb(p);
+		dw_uleb(p);
+		if (!s || h->version >= 5)
+			break;
+		id = add_file(x, f->comp_dir, NULL, s);
+		if (id < 0)
+			return (int)id;
+		int rc = add_file_id(f, id);
+		if (rc)
+			return rc;
+		break;
 	}
-	goto out;
-bad:
-	ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: malformed header; skipped",
-	           x->elf->path, (unsigned long long)uoff);
-out:
-	if (!rc && file_ids) {
-		/* Keep the unit's file list: inlined calls name their call_file by its index. */
-		struct ptrec_dwarf *d = x->d;
-		struct ptrec_dwarf_unit_files *u = realloc(d->units, (d->nunits + 1) * sizeof(*u));
-		if (!u) {
-			rc = -PTREC_ENOMEM;
+	default:
+		break;
+	}
+	p->p = ext_end;
+	return emit;
+}
+
+/* One standard opcode op (1 .. opcode_base - 1) at p.  Returns 1 if it emits a row. */
+static int standard_op(unsigned op, struct dw_cur *p, const struct line_hdr *h,
+                       struct line_regs *r)
+{
+	switch (op) {
+	case DW_LNS_copy: return 1;
+	case DW_LNS_advance_pc: r->addr += dw_uleb(p) * h->min_len; break;
+	case DW_LNS_advance_line: r->line += dw_sleb(p); break;
+	case DW_LNS_set_file: r->file = dw_uleb(p); break;
+	case DW_LNS_const_add_pc:
+		r->addr += (uint64_t)((255 - h->opbase) / h->line_range) * h->min_len;
+		break;
+	case DW_LNS_fixed_advance_pc: r->addr += dw_u16(p); break;
+	default:
+		for (unsigned i = 0; i < h->std_len[op]; i++)
+			dw_uleb(p);
+		break;
+	}
+	return 0;
+}
+
+/* Runs the line-number program into x->rows and x->seqs; an unterminated last sequence is
+ * dropped.  Returns 0 or -ENOMEM. */
+static int run_program(struct line_ctx *x, const struct line_hdr *h, struct unit_files *f,
+                       uint64_t uoff)
+{
+	struct dw_cur p = {h->prog, h->unit_end, 0};
+	struct line_regs r;
+	int rc;
+
+	regs_reset(&r, x->rows.n);
+	while (p.p < p.end && !p.err) {
+		unsigned op = dw_u8(&p);
+		int emit;
+
+		if (op >= h->opbase) { /* special opcode */
+			unsigned adj = op - h->opbase;
+			r.addr += (uint64_t)(adj / h->line_range) * h->min_len;
+			r.line += h->line_base + (int)(adj % h->line_range);
+			emit = 1;
+		} else if (op == 0) {
+			emit = extended_op(x, &p, h, f, &r);
+			if (emit < 0)
+				return emit;
+			if (emit == UNIT_SKIP)
+				break;
+			if (emit && (rc = emit_row(x, &r, f, 1)))
+				return rc;
+			continue;
 		} else {
-			d->units = u;
-			u[d->nunits++] = (struct ptrec_dwarf_unit_files){uoff, file_ids, nfile_ids};
-			file_ids = NULL;
+			emit = standard_op(op, &p, h, &r);
 		}
+		if (emit && (rc = emit_row(x, &r, f, 0)))
+			return rc;
 	}
-	free(dnames);
-	free(ddirs);
-	free(fnames);
-	free(fdirs);
-	free(file_ids);
+	if (p.err)
+		ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: program runs past its end",
+		           x->elf->path, (unsigned long long)uoff);
+	x->rows.n = r.seq_first; /* drop an unterminated sequence */
+	return 0;
+}
+
+/* Keeps the unit's file list in x->d (inlined calls name their call_file by its index); takes
+ * f->file_ids.  Returns 0 or -ENOMEM. */
+static int keep_unit_files(struct line_ctx *x, uint64_t uoff, struct unit_files *f)
+{
+	struct ptrec_dwarf *d = x->d;
+	struct ptrec_dwarf_unit_files *u = realloc(d->units, (d->nunits + 1) * sizeof(*u));
+
+	if (!u)
+		return -PTREC_ENOMEM;
+	d->units = u;
+	u[d->nunits++] = (struct ptrec_dwarf_unit_files){uoff, f->file_ids, f->nfile_ids};
+	f->file_ids = NULL;
+	return 0;
+}
+
+/* Runs one line-number program unit at sec + uoff.  Returns 0 (also for a malformed unit,
+ * which is skipped with a warning after *next is set), or -ENOMEM. */
+static int read_unit(struct line_ctx *x, const uint8_t *sec, size_t seclen, uint64_t uoff,
+                     const char *comp_dir, uint64_t *next)
+{
+	struct line_hdr h;
+	struct unit_files f = {.comp_dir = comp_dir};
+	struct dw_cur hc;
+	int rc = read_header(x, sec, seclen, uoff, &h, &hc, next);
+
+	if (rc == UNIT_SKIP)
+		return 0;
+	if (rc == UNIT_OK)
+		rc = h.version >= 5 ? read_files_v5(x, &hc, &h, &f) : read_files_v2(x, &hc, &f);
+	if (rc == UNIT_OK) {
+		rc = run_program(x, &h, &f, uoff);
+	} else if (rc == UNIT_BAD) {
+		ptrec_warn(x->w, "%s: .debug_line unit at 0x%llx: malformed header; skipped",
+		           x->elf->path, (unsigned long long)uoff);
+		rc = 0;
+	}
+	if (!rc && f.file_ids)
+		rc = keep_unit_files(x, uoff, &f);
+	free(f.dnames);
+	free(f.ddirs);
+	free(f.fnames);
+	free(f.fdirs);
+	free(f.file_ids);
 	return rc;
 }
 

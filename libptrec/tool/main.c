@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"selftest", cmd_selftest, "record and decode a known workload with each backend"},
 	{"list", cmd_list, "list recent dumps, newest first"},
 	{"cflags", cmd_cflags, "print the cheapest instrumentation flags for $CC"},
+	{"run", cmd_run, "run a program with the recorder preloaded (no rebuild)"},
 };
 
 static void usage(FILE *out)

@@ -23,6 +23,14 @@ int cmd_report(int argc, char **argv);  /* cmd_report.c: report from a dump */
 int cmd_selftest(int argc, char **argv); /* cmd_selftest.c: record+decode self check */
 int cmd_list(int argc, char **argv);    /* cmd_list.c: recent reports, newest first */
 int cmd_cflags(int argc, char **argv);  /* cmd_cflags.c: instrumentation flags for $CC */
+int cmd_run(int argc, char **argv);     /* cmd_run.c: a program run with libptrec preloaded */
+
+/* run_target.c: finds cmd as execvp would (PATH unless it has a '/') and stores its path in
+ * out.  Returns 0 or -1 (not found, or longer than cap). */
+int run_target_find(const char *cmd, char *out, size_t cap);
+/* run_target.c: 0 if `ptrec run` can preload libptrec into the program at path (depth: "#!"
+ * interpreters followed so far, 0 at first), else prints why not and returns -1. */
+int run_target_check(const char *path, int depth);
 
 /* Exit statuses shared by all subcommands. */
 #define TOOL_EXIT_OK 0     /* success */
