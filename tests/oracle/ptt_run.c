@@ -88,6 +88,60 @@ static void ev_line(FILE *out, const char *text, const char *key, uint64_t ip, i
 	fprintf(out, "]\n");
 }
 
+/* Prints an auxiliary item (a status event) the way ptxed prints the event. */
+static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const struct opts *o)
+{
+	unsigned long long p = run->aux_payload, a = run->aux_arg;
+	int show = o->event_ip && run->aux_ip;
+	switch (run->aux) {
+	case PT_FLOW_AUX_PTW:
+		fprintf(out, "[ptwrite: %llx]\n", p);
+		break;
+	case PT_FLOW_AUX_EXEC_MODE:
+		fprintf(out, "[exec mode: %s]\n", p == X86_MODE_64 ? "64-bit" : p == X86_MODE_32 ? "32-bit"
+		                                                                  : "16-bit");
+		break;
+	case PT_FLOW_AUX_PAGING:
+		fprintf(out, "[paging, cr3: %016llx%s]\n", p, a ? ", nr" : "");
+		break;
+	case PT_FLOW_AUX_VMCS:
+		fprintf(out, "[vmcs, base: %016llx]\n", p);
+		break;
+	case PT_FLOW_AUX_MNT:
+		fprintf(out, "[mnt: %llx]\n", p);
+		break;
+	case PT_FLOW_AUX_PWRE:
+		fprintf(out, "[pwre c%llu.%llu%s]\n", ((p >> 4) + 1) & 0xf, ((p & 0xf) + 1) & 0xf,
+		        a ? " hw" : "");
+		break;
+	case PT_FLOW_AUX_PWRX:
+		fprintf(out, "[pwrx %s%s%sc%llu (c%llu)]\n", (p & 0x100) ? "int: " : "",
+		        (p & 0x400) ? "st: " : "", (p & 0x800) ? "hw: " : "", (((p >> 4) & 0xf) + 1) & 0xf,
+		        ((p & 0xf) + 1) & 0xf);
+		break;
+	case PT_FLOW_AUX_MWAIT: {
+		char t[40];
+		snprintf(t, sizeof(t), "mwait %llx %llx", p, a);
+		ev_line(out, t, "ip", run->aux_ip, show);
+		break;
+	}
+	case PT_FLOW_AUX_EXSTOP:
+		ev_line(out, "exstop", "ip", run->aux_ip, show);
+		break;
+	case PT_FLOW_AUX_STOP:
+		fprintf(out, "[stopped]\n");
+		break;
+	case PT_FLOW_AUX_TSX:
+		ev_line(out, p ? "begin transaction" : "committed", "ip", run->aux_ip, show);
+		break;
+	case PT_FLOW_AUX_END:
+		fprintf(out, "[end of trace]\n");
+		break;
+	default:
+		break;
+	}
+}
+
 /* Decodes c for cpu (may be "") and prints ptxed's listing into out. */
 static void decode_case(struct ptt_case *c, const struct opts *o, const char *cpu, FILE *out)
 {
@@ -129,20 +183,20 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 		ptrec_pt_img_free(img);
 		return;
 	}
-	struct ptrec_pt_flow_insn insn;
-	struct ptrec_branch ev;
 	struct ptrec_pt_flow_run run;
-	int r;
 	unsigned long steps = 0;
-	while ((r = ptrec_pt_flow_next_insn(f, &insn, &ev, &run)) > 0 && steps++ < 1000000) {
-		if (r == PT_FLOW_INSN) {
-			fprintf(out, "%016llx\n", (unsigned long long)insn.ip);
+	while (ptrec_pt_flow_next_run(f, &run) > 0 && steps++ < 1000000) {
+		uint64_t ip = run.ip;
+		for (uint32_t i = 0; i < run.ninsn; i++) {
+			fprintf(out, "%s%016llx\n", (run.flags & PT_FLOW_RUN_SPECULATIVE) ? "? " : "",
+			        (unsigned long long)ip);
+			ip += run.len[i];
+		}
+		if (run.aux) {
+			print_aux(out, &run, o);
 			continue;
 		}
-		if (run.aux == PT_FLOW_AUX_PTW) {
-			fprintf(out, "[ptwrite: %llx]\n", (unsigned long long)run.aux_payload);
-			continue;
-		}
+		const struct ptrec_branch ev = run.ev;
 		switch (ev.kind) {
 		case PTREC_BR_ENABLE:
 			ev_line(out, "enabled", "ip", ev.to, o->event_ip);
