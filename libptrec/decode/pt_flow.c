@@ -161,6 +161,9 @@ struct ptrec_pt_flow {
 	struct aux_item br_held[AUX_HELD];  /* PIP, VMCS while tracing: bound to the next branch
 	                                        that changes context (far, async, disable) */
 	unsigned br_held_n;
+	uint8_t ovf_lost_ip;        /* SKD010: an OVF without FUP; the next PSB+ resumes */
+	uint8_t has_resume_ip;      /* tracing was last disabled asynchronously, at resume_ip */
+	uint64_t resume_ip;         /* the IP an asynchronous disable stopped at */
 	uint8_t spec;               /* the instructions now walked are speculative (in a TSX
 	                               transaction at execution time; in_tx is at read time) */
 	unsigned no_progress;       /* blocks walked since a packet was consumed */
@@ -201,21 +204,51 @@ struct ptrec_pt_flow {
 
 /* ---- errata ----------------------------------------------------------------------------- */
 
+/* Models (family 6) an erratum applies to, as Intel's errata documents list them (the cpu
+ * lines of libipt's public test cases name the same parts). */
+static const uint8_t skd010_models[] = {0x4e, 0x5e, 0x8e, 0x9e, 0xa5, 0xa6};
+static const uint8_t skl014_models[] = {0x4e, 0x55, 0x5e, 0x8e, 0x9e, 0x66, 0x7d, 0x7e, 0xa5,
+                                        0xa6, 0x6a, 0x6c, 0x8f, 0x8c, 0x8d, 0xa7, 0xa8, 0x97,
+                                        0x9a, 0xbf, 0xad, 0xae, 0xb7, 0xb5, 0xaa, 0xac, 0xcf,
+                                        0xba, 0xcc, 0xbd, 0xc5, 0xc6};
+static const uint8_t bdm64_models[] = {0x3d, 0x47, 0x4f, 0x56};
+static const uint8_t apl11_models[] = {0x5c, 0x5f, 0x7a, 0x86, 0x96, 0x9c, 0x97, 0x9a, 0xbf,
+                                       0xb6, 0xaf, 0xb7, 0xb5, 0xaa, 0xac, 0xba, 0xcc, 0xdd,
+                                       0xbd, 0xc5, 0xc6};
+static const uint8_t apl12_models[] = {0x5c, 0x5f};
+
+static int model_in(unsigned model, const uint8_t *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == model)
+			return 1;
+	return 0;
+}
+
+#define MODEL_IN(m, list) model_in((m), (list), sizeof(list))
+
 unsigned ptrec_pt_flow_cpu_errata(const struct ptrec_pt_flow_cpu *cpu)
 {
-	if (!cpu || cpu->family != 6)
+	if (!cpu)
 		return 0;
-	switch (cpu->model) {
-	case 0x4e: case 0x5e: case 0x8e: case 0x9e: /* Skylake, Kaby/Coffee Lake client */
-	case 0xa5: case 0xa6:                       /* Comet Lake */
-		return PT_ERRATUM_SKL014 | PT_ERRATUM_SKD010;
-	case 0x55:                                  /* Skylake server */
-		return PT_ERRATUM_SKD010;
-	case 0x5c: case 0x5f:                       /* Apollo Lake, Denverton (Goldmont) */
-		return PT_ERRATUM_APL11;
-	default:
+	if (cpu->family == 19 && cpu->model == 1)
+		return PT_ERRATUM_SKL014 | PT_ERRATUM_SKD022 | PT_ERRATUM_BDM70;
+	if (cpu->family != 6)
 		return 0;
-	}
+	unsigned e = 0, m = cpu->model;
+	if (MODEL_IN(m, skd010_models))
+		e |= PT_ERRATUM_SKD010 | PT_ERRATUM_SKD007;
+	if (MODEL_IN(m, skl014_models))
+		e |= PT_ERRATUM_SKL014 | PT_ERRATUM_SKD022 | PT_ERRATUM_BDM70;
+	if (MODEL_IN(m, bdm64_models))
+		e |= PT_ERRATUM_BDM64 | PT_ERRATUM_BDM70;
+	if (m == 0x55)
+		e |= PT_ERRATUM_BDM70;
+	if (MODEL_IN(m, apl11_models))
+		e |= PT_ERRATUM_APL11;
+	if (MODEL_IN(m, apl12_models))
+		e |= PT_ERRATUM_APL12;
+	return e;
 }
 
 static int parse_num(const char *s, char **end, uint16_t *out)
@@ -472,6 +505,17 @@ static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mod
 	return blk_decode(f, ip, mode);
 }
 
+static void ret_push(struct ptrec_pt_flow *f, uint64_t ip);
+
+/* A direct near call pushes its return address for RET compression, except a call to the
+ * next instruction (CALL $+0, which position-independent code uses to read the IP and never
+ * returns from): libipt does not push it, and neither does this decoder. */
+static void call_push(struct ptrec_pt_flow *f, const struct blk *b)
+{
+	if (b->dest[1] != b->dest[0])
+		ret_push(f, b->dest[0]);
+}
+
 /* ---- packets ---------------------------------------------------------------------------- */
 
 static void ret_push(struct ptrec_pt_flow *f, uint64_t ip)
@@ -524,6 +568,10 @@ static int read_pkt(struct ptrec_pt_flow *f, struct ptrec_pt_packet *pkt)
 		return 0;
 	if (n <= 0)
 		return n < 0 ? n : -PTREC_EFORMAT;
+	/* SKD007: an OVF may replace the bytes after the first of a multi-byte CYC. */
+	if (pkt->type == PT_PKT_CYC && n >= 2 && (f->errata & PT_ERRATUM_SKD007) &&
+	    f->pos + 2 < f->len && f->buf[f->pos + 1] == 0x02 && f->buf[f->pos + 2] == 0xf3)
+		return 1;
 	return n;
 }
 
@@ -694,7 +742,8 @@ static int pkt_ip(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, ui
 }
 
 /* Processes PSB+ starting at the PSB at pos.  Sets have_fup and fup.  Returns 0, 1 if the trace
- * ended inside it, or a negative error (pos is then at the bad packet). */
+ * ended inside it, 2 if an OVF ended it (pos is at the OVF: "an overflow inside PSB+ ends it;
+ * no PSBEND follows"), or a negative error (pos is then at the bad packet). */
 static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 {
 	struct ptrec_pt_packet pkt;
@@ -740,12 +789,14 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 		case PT_PKT_MODE_TSX:
 			f->in_tx = pkt.sub & 1;
 			break;
+		case PT_PKT_OVF:
+			f->spec = f->in_tx;
+			return 2;
 		case PT_PKT_PSB:
 		case PT_PKT_TNT:
 		case PT_PKT_TIP:
 		case PT_PKT_TIP_PGE:
 		case PT_PKT_TIP_PGD:
-		case PT_PKT_OVF:
 			return -PTREC_EFORMAT;
 		default:
 			status_pkt(f, &pkt, 1);
@@ -757,35 +808,41 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 
 static void psb_reached(struct ptrec_pt_flow *f, uint64_t psb_off);
 
-/* After OVF: 1 if a FUP (or, with SKD010, a TIP) says where execution resumes before any
- * packet other than status packets; reads without consuming. */
-static int ovf_fup_follows(struct ptrec_pt_flow *f)
+/* The type of the first packet at or after pos that is not a status or timing packet
+ * (PT_PKT_INVALID at the end or at a bad packet); reads without consuming. */
+static unsigned peek_flow_pkt(const struct ptrec_pt_flow *f, size_t pos)
 {
 	enum ptrec_pt_packet_ctx ctx = f->ctx;
 	struct ptrec_pt_packet pkt;
-	for (size_t pos = f->pos; pos < f->len;) {
+	while (pos < f->len) {
 		int n = ptrec_pt_packet_decode(f->buf + pos, f->len - pos, &ctx, &pkt);
 		if (n <= 0)
-			return 0;
-		if (pkt.type == PT_PKT_FUP ||
-		    (pkt.type == PT_PKT_TIP && (f->errata & PT_ERRATUM_SKD010)))
-			return 1;
+			return PT_PKT_INVALID;
 		switch (pkt.type) {
 		case PT_PKT_PAD: case PT_PKT_TSC: case PT_PKT_MTC: case PT_PKT_TMA: case PT_PKT_CYC:
 		case PT_PKT_CBR: case PT_PKT_MNT: case PT_PKT_PIP: case PT_PKT_VMCS:
 		case PT_PKT_MODE_EXEC: case PT_PKT_MODE_TSX: case PT_PKT_PWRE: case PT_PKT_PWRX:
 		case PT_PKT_MWAIT: case PT_PKT_EXSTOP:
+			pos += (size_t)n;
 			break;
-		case PT_PKT_TIP_PGD:
-			if (f->errata & PT_ERRATUM_APL11)
+		case PT_PKT_TIP_PGD: /* APL11: a spurious TIP.PGD after OVF */
+			if (f->errata & PT_ERRATUM_APL11) {
+				pos += (size_t)n;
 				break;
-			return 0;
+			}
+			return pkt.type;
 		default:
-			return 0;
+			return pkt.type;
 		}
-		pos += (size_t)n;
 	}
-	return 0;
+	return PT_PKT_INVALID;
+}
+
+/* After OVF: 1 if a FUP (or, with SKD010, a TIP) says where execution resumes. */
+static int ovf_fup_follows(struct ptrec_pt_flow *f)
+{
+	unsigned t = peek_flow_pkt(f, f->pos);
+	return t == PT_PKT_FUP || (t == PT_PKT_TIP && (f->errata & PT_ERRATUM_SKD010));
 }
 
 /* Reads packets until the look-ahead item is known or, unless want_tip, a TNT packet was
@@ -933,7 +990,7 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 				return;
 			}
 			f->no_progress = 0;
-			if (have_fup) {
+			if (have_fup && e != 2) { /* (an OVF ends PSB+: what it said is lost) */
 				f->nx.kind = NX_SYNC;
 				f->nx.ip = ip;
 				f->nx.has_ip = 1;
@@ -976,6 +1033,9 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 					if (e <= 0)
 						return;
 					f->pos += (size_t)n;
+					if (pkt.type == PT_PKT_FUP && (f->errata & PT_ERRATUM_APL12) &&
+					    peek_flow_pkt(f, f->pos) == PT_PKT_TIP_PGE)
+						return; /* APL12: tracing is off; the FUP was spurious */
 					f->nx.has_ip = 1;
 					f->nx.ip = ip;
 					f->nx.has_mode = f->has_pending_mode;
@@ -1096,7 +1156,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	f->ptw_fup = 0;
 	f->aux_head = f->aux_n = 0;
 	f->fup_held_n = f->br_held_n = 0;
-	f->spec = 0;
+	f->spec = f->ovf_lost_ip = f->has_resume_ip = 0;
 	f->no_progress = 0;
 	f->cur_blk = -1;
 	f->hot = 0;
@@ -1187,7 +1247,9 @@ static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 		if (nx->has_mode)
 			f->mode = nx->new_mode;
 		f->state = ST_ENABLED;
+		release_fup_held(f, nx->ip); /* MODE.TSX before the resume FUP */
 	} else {
+		f->ovf_lost_ip = (f->errata & PT_ERRATUM_SKD010) != 0;
 		f->state = ST_DISABLED;
 	}
 	nx->kind = NX_NONE;
@@ -1221,6 +1283,8 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		if (nx->abort)
 			f->spec = 0;
 		release_br_held(f, 1);
+		f->has_resume_ip = 1; /* a TIP.PGE at this IP resumes where tracing stopped */
+		f->resume_ip = nx->ip;
 		f->state = ST_DISABLED;
 		f->cur_blk = -1;
 		nx->kind = NX_NONE;
@@ -1267,6 +1331,30 @@ static int ptw_due(const struct ptrec_pt_flow *f)
 	return !at || at == f->ip || f->state != ST_ENABLED;
 }
 
+/* SKD022: "a VM entry that clears TraceEn may generate a FUP before the TIP.PGD": a FUP
+ * + TIP.PGD at a VMLAUNCH/VMRESUME is then the disable of that (executed) instruction. */
+static int skd022(struct ptrec_pt_flow *f, const struct nx *nx)
+{
+	uint8_t b[3];
+	return nx->kind == NX_FUP_PGD && (f->errata & PT_ERRATUM_SKD022) &&
+	       ptrec_pt_img_read(f->image, nx->ip, b, 3) == 3 && b[0] == 0x0f && b[1] == 0x01 &&
+	       (b[2] == 0xc2 || b[2] == 0xc3);
+}
+
+/* A disable at the branch ending block b (the branch executed; TIP.PGD gave its target or
+ * none). */
+static int disable_at_branch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t at)
+{
+	struct nx *nx = &f->nx;
+	ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags, nx->tsc);
+	run->offset = nx->off;
+	nx->kind = NX_NONE;
+	f->state = ST_DISABLED;
+	f->has_resume_ip = 0;
+	release_br_held(f, 0);
+	return 1;
+}
+
 /* Walks from f->ip in state ST_ENABLED until one run is complete. */
 static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
@@ -1287,7 +1375,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				stop_at_sync(f, nx->psb_off);
 				return 0;
 			}
-			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip) {
+			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip && !skd022(f, nx)) {
 				run->ip = f->ip;
 				run->mode = f->mode;
 				if (bind_ip_event(f, run))
@@ -1351,6 +1439,12 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			}
 		}
 
+		if (f->tnt_n == 0 && b->end == BLK_BRANCH && b->iclass == X86_IC_FAR &&
+		    nx->ip == BLK_END_IP(b) && skd022(f, nx)) {
+			nx->has_ip = nx->has_ip2;
+			nx->ip = nx->ip2;
+			return disable_at_branch(f, run, BLK_END_IP(b));
+		}
 		/* An IP event inside the block binds before that instruction executes. */
 		if (f->tnt_n == 0 && nx_is_ip_event(nx->kind) && nx->ip > b->start &&
 		    nx->ip <= BLK_END_IP(b)) {
@@ -1385,6 +1479,10 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		switch (b->iclass) {
 		case X86_IC_JCC:
 			bit = tnt_pop(f);
+			if (bit < 0 && f->tnt_n == 0 && nx->kind == NX_PGD)
+				/* "TIP.PGD is generated by the branch that leaves the traced region",
+				 * a conditional one too: no TNT bit then */
+				return disable_at_branch(f, run, at);
 			if (bit < 0)
 				goto no_decision;
 			ev_set(run, PTREC_BR_JCC, at, bit ? b->dest[1] : next, f->tnt_tflags,
@@ -1407,20 +1505,13 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		case X86_IC_CALL:
 			if (f->tnt_n == 0 && nx->kind == NX_PGD &&
 			    ((nx->has_ip && nx->ip == b->dest[1]) ||
-			     (!nx->has_ip && (f->errata & PT_ERRATUM_SKL014)))) {
-				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
-				       nx->tsc);
-				run->offset = nx->off;
-				nx->kind = NX_NONE;
-				f->state = ST_DISABLED;
-				release_br_held(f, 0);
-				return 1;
-			}
+			     (!nx->has_ip && (f->errata & PT_ERRATUM_SKL014))))
+				return disable_at_branch(f, run, at);
 			ev_set(run, b->iclass == X86_IC_JMP ? PTREC_BR_JMP : PTREC_BR_CALL, at, b->dest[1],
 			       f->tnt_tflags, f->tnt_tsc);
 			run->offset = f->tnt_off;
 			if (b->iclass == X86_IC_CALL)
-				ret_push(f, next);
+				call_push(f, b);
 			f->ip = b->dest[1];
 			if (b->succ[1] < 0) {
 				int32_t s = blk_get(f, f->ip, f->mode);
@@ -1498,15 +1589,9 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				return 1;
 			}
 			if (nx->kind == NX_PGD) {
-				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
-				       nx->tsc);
-				run->offset = nx->off;
 				if (b->iclass == X86_IC_CALL_IND)
 					ret_push(f, next);
-				nx->kind = NX_NONE;
-				f->state = ST_DISABLED;
-				release_br_held(f, 0);
-				return 1;
+				return disable_at_branch(f, run, at);
 			}
 			goto no_decision;
 		}
@@ -1608,11 +1693,30 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			nx->kind = NX_NONE;
 			release_fup_held(f, nx->ip);
 			return -1;
-		case NX_PGE:
-		case NX_SYNC: {
+		case NX_SYNC:
+			if ((f->errata & PT_ERRATUM_BDM70) && peek_flow_pkt(f, f->pos) == PT_PKT_TIP_PGE) {
+				nx->kind = NX_NONE; /* BDM70: FUP in PSB+ although tracing is off */
+				return -1;
+			}
+			if (f->ovf_lost_ip) { /* SKD010: the PSB+ after an OVF without FUP resumes */
+				f->ovf_lost_ip = 0;
+				f->ip = nx->ip;
+				f->state = ST_ENABLED;
+				f->cur_blk = -1;
+				nx->kind = NX_NONE;
+				psb_reached(f, nx->psb_off);
+				stop_at_sync(f, nx->psb_off);
+				return -1;
+			}
+			/* fall through */
+		case NX_PGE: {
 			int sync = nx->kind == NX_SYNC;
 			ev_set(run, PTREC_BR_ENABLE, 0, nx->ip, nx->tflags, nx->tsc);
 			run->offset = nx->off;
+			if (f->has_resume_ip && f->resume_ip == nx->ip && !sync)
+				run->flags |= PT_FLOW_RUN_RESUMED;
+			f->has_resume_ip = 0;
+			f->ovf_lost_ip = 0;
 			f->ip = nx->ip;
 			if (nx->has_mode)
 				apply_mode(f, nx);
@@ -1693,7 +1797,7 @@ static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow 
 		f->no_progress++;
 		to = b->dest[1];
 		if (b->iclass == X86_IC_CALL) {
-			ret_push(f, b->dest[0]);
+			call_push(f, b);
 			kind = PTREC_BR_CALL;
 		} else {
 			kind = PTREC_BR_JMP;

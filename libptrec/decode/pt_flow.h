@@ -61,6 +61,15 @@
                                   region: disable after that branch */
 #define PT_ERRATUM_APL11  0x2u /* OVF may be followed by a spurious TIP.PGD: ignore it */
 #define PT_ERRATUM_SKD010 0x4u /* the FUP after OVF may be missing: resume at the next TIP */
+#define PT_ERRATUM_SKD007 0x8u /* an OVF may overwrite the second byte of a multi-byte CYC */
+#define PT_ERRATUM_SKD022 0x10u /* a VM entry that clears TraceEn may add a FUP before its
+                                   TIP.PGD: the VMLAUNCH/VMRESUME executed */
+#define PT_ERRATUM_APL12  0x20u /* OVF may be followed by a FUP although tracing is off: a
+                                   TIP.PGE before any TIP.PGD says it was */
+#define PT_ERRATUM_BDM64  0x40u /* the branch before a TSX abort may give a wrong target: an
+                                   abort the flow cannot reach binds where the flow stops */
+#define PT_ERRATUM_BDM70  0x80u /* PSB+ may hold FUP and MODE.Exec while tracing is off: a
+                                   TIP.PGE after it says tracing was off */
 
 /* A CPU as F/M/S (display family/model/stepping). */
 struct ptrec_pt_flow_cpu {
@@ -103,6 +112,8 @@ enum ptrec_pt_flow_aux {
 /* ptrec_pt_flow_run.flags */
 #define PT_FLOW_RUN_SPECULATIVE 0x1u /* the run's instructions executed inside a TSX
                                         transaction (committed or aborted later) */
+#define PT_FLOW_RUN_RESUMED 0x2u     /* an ENABLE at the very IP where an asynchronous
+                                        disable stopped: execution resumes there */
 
 /* One step of the flow: a run of consecutive executed instructions, then what ended it. */
 struct ptrec_pt_flow_run {

@@ -199,7 +199,8 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 		const struct ptrec_branch ev = run.ev;
 		switch (ev.kind) {
 		case PTREC_BR_ENABLE:
-			ev_line(out, "enabled", "ip", ev.to, o->event_ip);
+			ev_line(out, (run.flags & PT_FLOW_RUN_RESUMED) ? "resumed" : "enabled", "ip", ev.to,
+			        o->event_ip);
 			break;
 		case PTREC_BR_DISABLE:
 			ev_line(out, "disabled", "at", ev.from, o->event_ip && ev.from);
