@@ -693,7 +693,11 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		return 1;
 	case PT_PKT_MODE_TSX:
 		f->in_tx = pkt->sub & 1;
-		if (pkt->sub & 2) {
+		if (!in_psb && f->state != ST_ENABLED && f->nx.kind != NX_OVF) {
+			/* tracing off: no FUP follows; the state holds from the next TIP.PGE on */
+			f->spec = pkt->sub & 1;
+			aux_push(f, PT_FLOW_AUX_TSX, (pkt->sub & 2) ? 2 : pkt->sub & 1, 0, 0);
+		} else if (pkt->sub & 2) {
 			f->tsx_abort = 1;
 		} else {
 			f->fup_skip = 1;

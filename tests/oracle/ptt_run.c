@@ -132,7 +132,8 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 		fprintf(out, "[stopped]\n");
 		break;
 	case PT_FLOW_AUX_TSX:
-		ev_line(out, p ? "begin transaction" : "committed", "ip", run->aux_ip, show);
+		ev_line(out, p == 2 ? "aborted" : p ? "begin transaction" : "committed", "ip",
+		        run->aux_ip, show);
 		break;
 	case PT_FLOW_AUX_END:
 		fprintf(out, "[end of trace]\n");

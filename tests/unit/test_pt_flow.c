@@ -1113,7 +1113,11 @@ static const char *events(const struct tb *t, unsigned errata)
 		case PT_FLOW_AUX_EXSTOP: snprintf(s, sizeof(s), "[exstop@%" PRIx64 "]", run.aux_ip); break;
 		case PT_FLOW_AUX_STOP: snprintf(s, sizeof(s), "[stop]"); break;
 		case PT_FLOW_AUX_TSX:
-			snprintf(s, sizeof(s), "[%s@%" PRIx64 "]", run.aux_payload ? "begin" : "commit", run.aux_ip);
+			if (run.aux_payload == 2)
+				snprintf(s, sizeof(s), "[abort-off]");
+			else
+				snprintf(s, sizeof(s), "[%s@%" PRIx64 "]", run.aux_payload ? "begin" : "commit",
+				         run.aux_ip);
 			break;
 		default:
 			switch (run.ev.kind) {
@@ -1194,6 +1198,19 @@ static void test_status_events(void)
 	fup(&t, 0x7002);
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "?7000 ?7001 [commit@7002] 7002 7003 [disabled]");
+	/* "MODE.TSX while tracing is off has no FUP": the transaction state holds from the next
+	 * TIP.PGE on, so the instructions after it are speculative. */
+	start(&t, 0);
+	mode_tsx(&t, 1, 0);
+	pge(&t, 0x4100);
+	fup(&t, 0x4101);
+	pgd(&t, 0);
+	mode_tsx(&t, 0, 1);
+	pge(&t, 0x4100);
+	fup(&t, 0x4101);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[begin@0] [enabled] ?4100 [disabled] [abort-off] [enabled] 4100 "
+	          "[disabled]");
 	/* "TraceStop is generated after the TIP.PGD that stopped tracing". */
 	start(&t, 0x4100);
 	pgd(&t, 0);
