@@ -18,7 +18,8 @@
 #define BLK_MAX_INSN 512      /* longest block; longer straight code continues in a new block */
 #define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
 #define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
-#define AUX_QUEUE 64          /* auxiliary items (PTWRITE payloads, status events) waiting */
+#define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
+#define AUX_QUEUE 64          /* status events waiting to be delivered */
 #define AUX_HELD 8            /* items waiting for their FUP or their branch */
 #define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
 
