@@ -19,6 +19,8 @@
 #define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
 #define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
 #define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
+#define AUX_QUEUE 64          /* status events waiting to be delivered */
+#define AUX_HELD 8            /* items waiting for their FUP or their branch */
 #define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
 
 /* How a cached block ends. */
@@ -61,6 +63,14 @@ enum flow_state {
 	ST_END,      /* trace exhausted */
 };
 
+/* An auxiliary item (enum ptrec_pt_flow_aux) waiting to be delivered. */
+struct aux_item {
+	uint8_t kind;      /* enum ptrec_pt_flow_aux */
+	uint64_t payload;  /* see ptrec_pt_flow_run.aux_payload */
+	uint64_t arg;      /* see ptrec_pt_flow_run.aux_arg */
+	uint64_t ip;       /* see ptrec_pt_flow_run.aux_ip */
+};
+
 /* The look-ahead item: the next packet that is not a TNT, timing or status packet. */
 enum nx_kind {
 	NX_NONE = 0, /* not read yet */
@@ -75,6 +85,7 @@ enum nx_kind {
 	NX_END,      /* end of the trace */
 	NX_SYNC_OFF, /* PSB+ without FUP at or after stop_sync: the decoder stops there */
 	NX_ERR,      /* a packet error at off */
+	NX_FUP_AUX,  /* the FUP of held items (MWAIT, EXSTOP.IP, MODE.TSX): they happen at ip */
 };
 
 struct nx {
@@ -103,7 +114,7 @@ struct flow_key {
 	uint64_t ip;                /* ST_ENABLED: next instruction */
 	uint64_t last_ip;           /* IP compression state */
 	uint8_t mode, has_pending_mode, pending_mode, fup_skip, tsx_abort, in_tx;
-	unsigned tnt_n, ret_n, ptw_n;
+	unsigned tnt_n, ret_n, ptw_n, aux_n;
 	uint64_t tnt_tsc;           /* time given to direct branches */
 	uint8_t tnt_tflags;
 	struct ptrec_pt_time time;  /* timing */
@@ -143,6 +154,19 @@ struct ptrec_pt_flow {
 	uint64_t ptw_ip[PTW_QUEUE]; /* the IP of each one's PTWRITE (its FUP), 0 = unknown */
 	unsigned ptw_head, ptw_n;   /* queue head and count */
 	uint8_t ptw_fup;            /* the next FUP is the IP of the newest PTW */
+	struct aux_item aux[AUX_QUEUE]; /* auxiliary items to deliver, in order */
+	unsigned aux_head, aux_n;   /* queue head and count */
+	struct aux_item fup_held[AUX_HELD]; /* MWAIT, EXSTOP.IP, MODE.TSX, TRIG.IP: bound to the
+	                                        IP of the FUP that follows them */
+	unsigned fup_held_n;
+	struct aux_item br_held[AUX_HELD];  /* PIP, VMCS while tracing: bound to the next branch
+	                                        that changes context (far, async, disable) */
+	unsigned br_held_n;
+	uint8_t ovf_lost_ip;        /* SKD010: an OVF without FUP; the next PSB+ resumes */
+	uint8_t has_resume_ip;      /* tracing was last disabled asynchronously, at resume_ip */
+	uint64_t resume_ip;         /* the IP an asynchronous disable stopped at */
+	uint8_t spec;               /* the instructions now walked are speculative (in a TSX
+	                               transaction at execution time; in_tx is at read time) */
 	unsigned no_progress;       /* blocks walked since a packet was consumed */
 	/* block cache */
 	struct blk *blk;            /* blocks */
@@ -181,21 +205,51 @@ struct ptrec_pt_flow {
 
 /* ---- errata ----------------------------------------------------------------------------- */
 
+/* Models (family 6) an erratum applies to, as Intel's errata documents list them (the cpu
+ * lines of libipt's public test cases name the same parts). */
+static const uint8_t skd010_models[] = {0x4e, 0x5e, 0x8e, 0x9e, 0xa5, 0xa6};
+static const uint8_t skl014_models[] = {0x4e, 0x55, 0x5e, 0x8e, 0x9e, 0x66, 0x7d, 0x7e, 0xa5,
+                                        0xa6, 0x6a, 0x6c, 0x8f, 0x8c, 0x8d, 0xa7, 0xa8, 0x97,
+                                        0x9a, 0xbf, 0xad, 0xae, 0xb7, 0xb5, 0xaa, 0xac, 0xcf,
+                                        0xba, 0xcc, 0xbd, 0xc5, 0xc6};
+static const uint8_t bdm64_models[] = {0x3d, 0x47, 0x4f, 0x56};
+static const uint8_t apl11_models[] = {0x5c, 0x5f, 0x7a, 0x86, 0x96, 0x9c, 0x97, 0x9a, 0xbf,
+                                       0xb6, 0xaf, 0xb7, 0xb5, 0xaa, 0xac, 0xba, 0xcc, 0xdd,
+                                       0xbd, 0xc5, 0xc6};
+static const uint8_t apl12_models[] = {0x5c, 0x5f};
+
+static int model_in(unsigned model, const uint8_t *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == model)
+			return 1;
+	return 0;
+}
+
+#define MODEL_IN(m, list) model_in((m), (list), sizeof(list))
+
 unsigned ptrec_pt_flow_cpu_errata(const struct ptrec_pt_flow_cpu *cpu)
 {
-	if (!cpu || cpu->family != 6)
+	if (!cpu)
 		return 0;
-	switch (cpu->model) {
-	case 0x4e: case 0x5e: case 0x8e: case 0x9e: /* Skylake, Kaby/Coffee Lake client */
-	case 0xa5: case 0xa6:                       /* Comet Lake */
-		return PT_ERRATUM_SKL014 | PT_ERRATUM_SKD010;
-	case 0x55:                                  /* Skylake server */
-		return PT_ERRATUM_SKD010;
-	case 0x5c: case 0x5f:                       /* Apollo Lake, Denverton (Goldmont) */
-		return PT_ERRATUM_APL11;
-	default:
+	if (cpu->family == 19 && cpu->model == 1)
+		return PT_ERRATUM_SKL014 | PT_ERRATUM_SKD022 | PT_ERRATUM_BDM70;
+	if (cpu->family != 6)
 		return 0;
-	}
+	unsigned e = 0, m = cpu->model;
+	if (MODEL_IN(m, skd010_models))
+		e |= PT_ERRATUM_SKD010 | PT_ERRATUM_SKD007;
+	if (MODEL_IN(m, skl014_models))
+		e |= PT_ERRATUM_SKL014 | PT_ERRATUM_SKD022 | PT_ERRATUM_BDM70;
+	if (MODEL_IN(m, bdm64_models))
+		e |= PT_ERRATUM_BDM64 | PT_ERRATUM_BDM70;
+	if (m == 0x55)
+		e |= PT_ERRATUM_BDM70;
+	if (MODEL_IN(m, apl11_models))
+		e |= PT_ERRATUM_APL11;
+	if (MODEL_IN(m, apl12_models))
+		e |= PT_ERRATUM_APL12;
+	return e;
 }
 
 static int parse_num(const char *s, char **end, uint16_t *out)
@@ -452,6 +506,17 @@ static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mod
 	return blk_decode(f, ip, mode);
 }
 
+static void ret_push(struct ptrec_pt_flow *f, uint64_t ip);
+
+/* A direct near call pushes its return address for RET compression, except a call to the
+ * next instruction (CALL $+0, which position-independent code uses to read the IP and never
+ * returns from): libipt does not push it, and neither does this decoder. */
+static void call_push(struct ptrec_pt_flow *f, const struct blk *b)
+{
+	if (b->dest[1] != b->dest[0])
+		ret_push(f, b->dest[0]);
+}
+
 /* ---- packets ---------------------------------------------------------------------------- */
 
 static void ret_push(struct ptrec_pt_flow *f, uint64_t ip)
@@ -504,23 +569,101 @@ static int read_pkt(struct ptrec_pt_flow *f, struct ptrec_pt_packet *pkt)
 		return 0;
 	if (n <= 0)
 		return n < 0 ? n : -PTREC_EFORMAT;
+	/* SKD007: an OVF may replace the bytes after the first of a multi-byte CYC. */
+	if (pkt->type == PT_PKT_CYC && n >= 2 && (f->errata & PT_ERRATUM_SKD007) &&
+	    f->pos + 2 < f->len && f->buf[f->pos + 1] == 0x02 && f->buf[f->pos + 2] == 0xf3)
+		return 1;
 	return n;
 }
 
-/* Applies a status-only packet.  Returns 1 if pkt was one, else 0. */
-static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
+/* Queues an auxiliary item for delivery (dropped when the queue is full). */
+static void aux_push(struct ptrec_pt_flow *f, unsigned kind, uint64_t payload, uint64_t arg,
+                     uint64_t ip)
+{
+	if (f->aux_n >= AUX_QUEUE)
+		return;
+	struct aux_item *a = &f->aux[(f->aux_head + f->aux_n) % AUX_QUEUE];
+	a->kind = (uint8_t)kind;
+	a->payload = payload;
+	a->arg = arg;
+	a->ip = ip;
+	f->aux_n++;
+}
+
+/* Holds an item until its FUP (fup) or its branch (br). */
+static void aux_hold(struct aux_item *held, unsigned *n, unsigned kind, uint64_t payload,
+                     uint64_t arg)
+{
+	if (*n >= AUX_HELD)
+		return;
+	held[*n] = (struct aux_item){(uint8_t)kind, payload, arg, 0};
+	(*n)++;
+}
+
+/* The FUP the held items waited for came: they happen at ip, before the instruction there.
+ * A MODE.TSX begin or commit changes whether what follows is speculative. */
+static void release_fup_held(struct ptrec_pt_flow *f, uint64_t ip)
+{
+	for (unsigned i = 0; i < f->fup_held_n; i++) {
+		const struct aux_item *a = &f->fup_held[i];
+		if (a->kind == PT_FLOW_AUX_TSX)
+			f->spec = (uint8_t)a->payload;
+		aux_push(f, a->kind, a->payload, a->arg, ip);
+	}
+	f->fup_held_n = 0;
+}
+
+/* The branch the held PIP/VMCS belonged to was delivered (async: an interrupt or an
+ * asynchronous disable, which report the VMCS first). */
+static void release_br_held(struct ptrec_pt_flow *f, int async)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < f->br_held_n; i++) {
+			const struct aux_item *a = &f->br_held[i];
+			if (async && (pass == 0) != (a->kind == PT_FLOW_AUX_VMCS))
+				continue;
+			if (!async && pass == 1)
+				continue;
+			aux_push(f, a->kind, a->payload, a->arg, 0);
+		}
+	f->br_held_n = 0;
+}
+
+/* A MODE.Exec outside PSB+ took effect at the branch or enable just delivered. */
+static void apply_mode(struct ptrec_pt_flow *f, const struct nx *nx)
+{
+	if (!nx->has_mode)
+		return;
+	f->mode = nx->new_mode;
+	aux_push(f, PT_FLOW_AUX_EXEC_MODE, nx->new_mode, 0, 0);
+}
+
+/* Applies a status-only packet (in_psb: inside PSB+, where PIP and VMCS only refresh the
+ * state).  Returns 1 if pkt was one, else 0. */
+static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, int in_psb)
 {
 	switch (pkt->type) {
 	case PT_PKT_PAD:
 	case PT_PKT_PSBEND:
-	case PT_PKT_MWAIT:
-	case PT_PKT_PWRE:
-	case PT_PKT_PWRX:
 	case PT_PKT_BBP:
 	case PT_PKT_BIP:
 	case PT_PKT_EVD:
+		return 1;
+	case PT_PKT_MWAIT: /* binds to the IP of the FUP after the EXSTOP that follows */
+		aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_MWAIT, pkt->payload & 0xffffffffu,
+		         pkt->payload >> 32);
+		return 1;
+	case PT_PKT_PWRE:
+		aux_push(f, PT_FLOW_AUX_PWRE, pkt->sub, pkt->payload2, 0);
+		return 1;
+	case PT_PKT_PWRX:
+		aux_push(f, PT_FLOW_AUX_PWRX, pkt->payload2, 0, 0);
+		return 1;
 	case PT_PKT_TRACESTOP:
+		aux_push(f, PT_FLOW_AUX_STOP, 0, 0, 0);
+		return 1;
 	case PT_PKT_MNT:
+		aux_push(f, PT_FLOW_AUX_MNT, pkt->payload, 0, 0);
 		return 1;
 	case PT_PKT_TSC:
 	case PT_PKT_MTC:
@@ -530,21 +673,38 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		ptrec_pt_time_update(&f->time, pkt);
 		return 1;
 	case PT_PKT_PIP:
-		f->cr3 = pkt->payload;
+	case PT_PKT_VMCS: {
+		unsigned kind = pkt->type == PT_PKT_PIP ? PT_FLOW_AUX_PAGING : PT_FLOW_AUX_VMCS;
+		uint64_t arg = pkt->type == PT_PKT_PIP ? pkt->payload2 : 0;
+		if (pkt->type == PT_PKT_PIP)
+			f->cr3 = pkt->payload;
+		else
+			f->vmcs = pkt->payload;
+		if (in_psb)
+			return 1;
+		if (f->state == ST_ENABLED) /* the SDM binds it to the far branch or async event */
+			aux_hold(f->br_held, &f->br_held_n, kind, pkt->payload, arg);
+		else
+			aux_push(f, kind, pkt->payload, arg, 0);
 		return 1;
-	case PT_PKT_VMCS:
-		f->vmcs = pkt->payload;
-		return 1;
+	}
 	case PT_PKT_MODE_EXEC:
 		f->pending_mode = exec_mode(pkt->sub);
 		f->has_pending_mode = 1;
 		return 1;
 	case PT_PKT_MODE_TSX:
 		f->in_tx = pkt->sub & 1;
-		if (pkt->sub & 2)
+		if (!in_psb && f->state != ST_ENABLED && f->nx.kind != NX_OVF) {
+			/* tracing off: no FUP follows; the state holds from the next TIP.PGE on */
+			f->spec = pkt->sub & 1;
+			aux_push(f, PT_FLOW_AUX_TSX, (pkt->sub & 2) ? 2 : pkt->sub & 1, 0, 0);
+		} else if (pkt->sub & 2) {
 			f->tsx_abort = 1;
-		else
+		} else {
 			f->fup_skip = 1;
+			if (!in_psb)
+				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_TSX, pkt->sub & 1, 0);
+		}
 		return 1;
 	case PT_PKT_PTW:
 		f->ptw_fup = 0;
@@ -558,6 +718,13 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 			f->fup_skip = 1;
 		return 1;
 	case PT_PKT_EXSTOP:
+		if (pkt->ip_bit) {
+			f->fup_skip = 1;
+			aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_EXSTOP, 0, 0);
+		} else {
+			aux_push(f, PT_FLOW_AUX_EXSTOP, 0, 0, 0);
+		}
+		return 1;
 	case PT_PKT_BEP:
 	case PT_PKT_CFE:
 	case PT_PKT_TRIG: /* with IP=1 a FUP follows: the IP of the triggering instruction */
@@ -580,7 +747,8 @@ static int pkt_ip(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, ui
 }
 
 /* Processes PSB+ starting at the PSB at pos.  Sets have_fup and fup.  Returns 0, 1 if the trace
- * ended inside it, or a negative error (pos is then at the bad packet). */
+ * ended inside it, 2 if an OVF ended it (pos is at the OVF: "an overflow inside PSB+ ends it;
+ * no PSBEND follows"), or a negative error (pos is then at the bad packet). */
 static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 {
 	struct ptrec_pt_packet pkt;
@@ -594,6 +762,7 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 	f->fup_skip = 0;
 	f->tsx_abort = 0;
 	f->has_pending_mode = 0;
+	f->fup_held_n = f->br_held_n = 0;
 	ptrec_pt_time_psb(&f->time); /* the TSC in PSB+ starts the time again */
 	for (;;) {
 		n = read_pkt(f, &pkt);
@@ -604,6 +773,8 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 		switch (pkt.type) {
 		case PT_PKT_PSBEND:
 			f->pos += (size_t)n;
+			f->spec = f->in_tx; /* MODE.TSX in PSB+ says whether execution is in a
+			                       transaction there */
 			return 0;
 		case PT_PKT_FUP: {
 			uint64_t ip;
@@ -623,15 +794,17 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 		case PT_PKT_MODE_TSX:
 			f->in_tx = pkt.sub & 1;
 			break;
+		case PT_PKT_OVF:
+			f->spec = f->in_tx;
+			return 2;
 		case PT_PKT_PSB:
 		case PT_PKT_TNT:
 		case PT_PKT_TIP:
 		case PT_PKT_TIP_PGE:
 		case PT_PKT_TIP_PGD:
-		case PT_PKT_OVF:
 			return -PTREC_EFORMAT;
 		default:
-			status_pkt(f, &pkt);
+			status_pkt(f, &pkt, 1);
 			break;
 		}
 		f->pos += (size_t)n;
@@ -639,6 +812,43 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 }
 
 static void psb_reached(struct ptrec_pt_flow *f, uint64_t psb_off);
+
+/* The type of the first packet at or after pos that is not a status or timing packet
+ * (PT_PKT_INVALID at the end or at a bad packet); reads without consuming. */
+static unsigned peek_flow_pkt(const struct ptrec_pt_flow *f, size_t pos)
+{
+	enum ptrec_pt_packet_ctx ctx = f->ctx;
+	struct ptrec_pt_packet pkt;
+	while (pos < f->len) {
+		int n = ptrec_pt_packet_decode(f->buf + pos, f->len - pos, &ctx, &pkt);
+		if (n <= 0)
+			return PT_PKT_INVALID;
+		switch (pkt.type) {
+		case PT_PKT_PAD: case PT_PKT_TSC: case PT_PKT_MTC: case PT_PKT_TMA: case PT_PKT_CYC:
+		case PT_PKT_CBR: case PT_PKT_MNT: case PT_PKT_PIP: case PT_PKT_VMCS:
+		case PT_PKT_MODE_EXEC: case PT_PKT_MODE_TSX: case PT_PKT_PWRE: case PT_PKT_PWRX:
+		case PT_PKT_MWAIT: case PT_PKT_EXSTOP:
+			pos += (size_t)n;
+			break;
+		case PT_PKT_TIP_PGD: /* APL11: a spurious TIP.PGD after OVF */
+			if (f->errata & PT_ERRATUM_APL11) {
+				pos += (size_t)n;
+				break;
+			}
+			return pkt.type;
+		default:
+			return pkt.type;
+		}
+	}
+	return PT_PKT_INVALID;
+}
+
+/* After OVF: 1 if a FUP (or, with SKD010, a TIP) says where execution resumes. */
+static int ovf_fup_follows(struct ptrec_pt_flow *f)
+{
+	unsigned t = peek_flow_pkt(f, f->pos);
+	return t == PT_PKT_FUP || (t == PT_PKT_TIP && (f->errata & PT_ERRATUM_SKD010));
+}
 
 /* Reads packets until the look-ahead item is known or, unless want_tip, a TNT packet was
  * queued.  Bounded by the trace length: every iteration consumes at least one byte or stops. */
@@ -717,6 +927,14 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 					f->ptw_ip[(f->ptw_head + f->ptw_n - 1) % PTW_QUEUE] = ip;
 				f->ptw_fup = 0;
 				f->fup_skip = 0;
+				if (f->fup_held_n) { /* what they say happens at ip */
+					f->nx.kind = NX_FUP_AUX;
+					f->nx.ip = ip;
+					f->nx.has_ip = 1;
+					f->nx.off = off;
+					nx_time(f);
+					return;
+				}
 				continue;
 			}
 			/* An asynchronous event: FUP then TIP or TIP.PGD. */
@@ -755,7 +973,7 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 						set_err(f, off2, -PTREC_EFORMAT, "async branch TIP without IP");
 					return;
 				}
-				if (!status_pkt(f, &pkt) || pkt.type == PT_PKT_PTW) {
+				if (!status_pkt(f, &pkt, 0) || pkt.type == PT_PKT_PTW) {
 					set_err(f, off2, -PTREC_ESTATE, "FUP not followed by TIP or TIP.PGD");
 					return;
 				}
@@ -777,7 +995,7 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 				return;
 			}
 			f->no_progress = 0;
-			if (have_fup) {
+			if (have_fup && e != 2) { /* (an OVF ends PSB+: what it said is lost) */
 				f->nx.kind = NX_SYNC;
 				f->nx.ip = ip;
 				f->nx.has_ip = 1;
@@ -803,7 +1021,10 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.off = off;
 			f->nx.has_ip = 0;
 			f->nx.ip = 0;
+			f->fup_held_n = 0; /* their FUP was lost */
 			nx_time(f);
+			if (!ovf_fup_follows(f))
+				return; /* what follows OVF comes after the overflow */
 			/* What follows says where execution resumes. */
 			for (;;) {
 				uint64_t off2 = f->pos;
@@ -817,6 +1038,9 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 					if (e <= 0)
 						return;
 					f->pos += (size_t)n;
+					if (pkt.type == PT_PKT_FUP && (f->errata & PT_ERRATUM_APL12) &&
+					    peek_flow_pkt(f, f->pos) == PT_PKT_TIP_PGE)
+						return; /* APL12: tracing is off; the FUP was spurious */
 					f->nx.has_ip = 1;
 					f->nx.ip = ip;
 					f->nx.has_mode = f->has_pending_mode;
@@ -829,14 +1053,14 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 					f->pos += (size_t)n;
 					continue;
 				}
-				if (pkt.type == PT_PKT_PTW || !status_pkt(f, &pkt))
+				if (pkt.type == PT_PKT_PTW || !status_pkt(f, &pkt, 0))
 					return; /* TIP.PGE, PSB, ...: handled in the following state */
 				(void)off2;
 				f->pos += (size_t)n;
 			}
 		}
 		default:
-			if (!status_pkt(f, &pkt)) {
+			if (!status_pkt(f, &pkt, 0)) {
 				set_err(f, off, -PTREC_EFORMAT, "unknown packet");
 				return;
 			}
@@ -864,6 +1088,7 @@ static void key_take(const struct ptrec_pt_flow *f, struct flow_key *k)
 	k->tnt_n = f->tnt_n;
 	k->ret_n = f->ret_n;
 	k->ptw_n = f->ptw_n;
+	k->aux_n = f->aux_n;
 	k->tnt_tsc = f->tnt_tsc;
 	k->tnt_tflags = f->tnt_tflags;
 	k->time = f->time;
@@ -933,6 +1158,10 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	ptrec_pt_time_init(&f->time, &tc);
 	f->ev_tsc = 0;
 	f->ptw_head = f->ptw_n = 0;
+	f->ptw_fup = 0;
+	f->aux_head = f->aux_n = 0;
+	f->fup_held_n = f->br_held_n = 0;
+	f->spec = f->ovf_lost_ip = f->has_resume_ip = 0;
 	f->no_progress = 0;
 	f->cur_blk = -1;
 	f->hot = 0;
@@ -956,7 +1185,7 @@ int ptrec_pt_flow_joined(const struct ptrec_pt_flow *f)
 	       a->mode == b->mode && a->has_pending_mode == b->has_pending_mode &&
 	       a->pending_mode == b->pending_mode && a->fup_skip == b->fup_skip &&
 	       a->tsx_abort == b->tsx_abort && a->in_tx == b->in_tx && a->tnt_n == b->tnt_n &&
-	       a->ret_n == b->ret_n && a->ptw_n == b->ptw_n && a->tnt_tsc == b->tnt_tsc &&
+	       a->ret_n == b->ret_n && a->ptw_n == b->ptw_n && a->aux_n == b->aux_n && a->tnt_tsc == b->tnt_tsc &&
 	       a->tnt_tflags == b->tnt_tflags &&
 	       ptrec_pt_time_same_run(&a->time, &b->time);
 }
@@ -984,6 +1213,7 @@ static void gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t
 	run->why = why;
 	run->offset = off;
 	f->stats.gaps++;
+	f->fup_held_n = f->br_held_n = 0;
 	f->state = ST_SYNC;
 	f->pos = resync_from;
 	f->nx.kind = NX_NONE;
@@ -1022,7 +1252,9 @@ static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 		if (nx->has_mode)
 			f->mode = nx->new_mode;
 		f->state = ST_ENABLED;
+		release_fup_held(f, nx->ip); /* MODE.TSX before the resume FUP */
 	} else {
+		f->ovf_lost_ip = (f->errata & PT_ERRATUM_SKD010) != 0;
 		f->state = ST_DISABLED;
 	}
 	nx->kind = NX_NONE;
@@ -1043,14 +1275,21 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		       nx->tflags, nx->tsc);
 		run->offset = nx->off;
 		f->ip = nx->ip2;
-		if (nx->has_mode)
-			f->mode = nx->new_mode;
+		if (nx->abort)
+			f->spec = 0;
+		apply_mode(f, nx);
+		release_br_held(f, 1);
 		f->cur_blk = -1;
 		nx->kind = NX_NONE;
 		return 1;
 	case NX_FUP_PGD:
 		ev_set(run, PTREC_BR_DISABLE, nx->ip, nx->has_ip2 ? nx->ip2 : 0, nx->tflags, nx->tsc);
 		run->offset = nx->off;
+		if (nx->abort)
+			f->spec = 0;
+		release_br_held(f, 1);
+		f->has_resume_ip = 1; /* a TIP.PGE at this IP resumes where tracing stopped */
+		f->resume_ip = nx->ip;
 		f->state = ST_DISABLED;
 		f->cur_blk = -1;
 		nx->kind = NX_NONE;
@@ -1058,6 +1297,10 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	case NX_FUP_END:
 		f->state = ST_END;
 		return 1; /* run without event: the trace ends at this IP */
+	case NX_FUP_AUX:
+		nx->kind = NX_NONE;
+		release_fup_held(f, nx->ip);
+		return 0; /* delivered before the instruction at ip */
 	default:
 		return 0;
 	}
@@ -1065,7 +1308,8 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 
 static inline int nx_is_ip_event(unsigned k)
 {
-	return k == NX_FUP_TIP || k == NX_FUP_PGD || k == NX_FUP_END || k == NX_SYNC;
+	return k == NX_FUP_TIP || k == NX_FUP_PGD || k == NX_FUP_END || k == NX_SYNC ||
+	       k == NX_FUP_AUX;
 }
 
 /* Takes the next TNT bit.  Returns 0/1, or -1 if none is available (nx then says why). */
@@ -1092,14 +1336,40 @@ static int ptw_due(const struct ptrec_pt_flow *f)
 	return !at || at == f->ip || f->state != ST_ENABLED;
 }
 
+/* SKD022: "a VM entry that clears TraceEn may generate a FUP before the TIP.PGD": a FUP
+ * + TIP.PGD at a VMLAUNCH/VMRESUME is then the disable of that (executed) instruction. */
+static int skd022(struct ptrec_pt_flow *f, const struct nx *nx)
+{
+	uint8_t b[3];
+	return nx->kind == NX_FUP_PGD && (f->errata & PT_ERRATUM_SKD022) &&
+	       ptrec_pt_img_read(f->image, nx->ip, b, 3) == 3 && b[0] == 0x0f && b[1] == 0x01 &&
+	       (b[2] == 0xc2 || b[2] == 0xc3);
+}
+
+/* A disable at the branch ending block b (the branch executed; TIP.PGD gave its target or
+ * none). */
+static int disable_at_branch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t at)
+{
+	struct nx *nx = &f->nx;
+	ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags, nx->tsc);
+	run->offset = nx->off;
+	nx->kind = NX_NONE;
+	f->state = ST_DISABLED;
+	f->has_resume_ip = 0;
+	release_br_held(f, 0);
+	return 1;
+}
+
 /* Walks from f->ip in state ST_ENABLED until one run is complete. */
 static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	for (;;) {
+		if (f->aux_n)
+			return 2; /* auxiliary items come before the code that follows */
 		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
 			lookahead(f, 0);
-		if (ptw_due(f))
-			return 2; /* deliver PTWRITE payloads before the code that follows */
+		if (f->aux_n || ptw_due(f))
+			return 2; /* deliver them (and due PTWRITE payloads) before the code */
 		struct nx *nx = &f->nx;
 		if (f->tnt_n == 0) {
 			if (nx->kind == NX_OVF) {
@@ -1110,7 +1380,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				stop_at_sync(f, nx->psb_off);
 				return 0;
 			}
-			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip) {
+			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip && !skd022(f, nx)) {
 				run->ip = f->ip;
 				run->mode = f->mode;
 				if (bind_ip_event(f, run))
@@ -1122,8 +1392,8 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				ev_set(run, PTREC_BR_ENABLE, f->ip, nx->ip, nx->tflags, nx->tsc);
 				run->offset = nx->off;
 				f->ip = nx->ip;
-				if (nx->has_mode)
-					f->mode = nx->new_mode;
+				apply_mode(f, nx);
+				release_br_held(f, 0);
 				f->cur_blk = -1;
 				nx->kind = NX_NONE;
 				return 1;
@@ -1154,6 +1424,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		const struct blk *b = &f->blk[bi];
 		run->ip = b->start;
 		run->mode = b->mode;
+		run->flags = f->spec ? PT_FLOW_RUN_SPECULATIVE : 0;
 		run->len = b->len;
 		run->ninsn = b->ninsn;
 		run->last_iclass = b->end == BLK_BRANCH ? b->iclass : X86_IC_OTHER;
@@ -1173,6 +1444,12 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			}
 		}
 
+		if (f->tnt_n == 0 && b->end == BLK_BRANCH && b->iclass == X86_IC_FAR &&
+		    nx->ip == BLK_END_IP(b) && skd022(f, nx)) {
+			nx->has_ip = nx->has_ip2;
+			nx->ip = nx->ip2;
+			return disable_at_branch(f, run, BLK_END_IP(b));
+		}
 		/* An IP event inside the block binds before that instruction executes. */
 		if (f->tnt_n == 0 && nx_is_ip_event(nx->kind) && nx->ip > b->start &&
 		    nx->ip <= BLK_END_IP(b)) {
@@ -1207,6 +1484,10 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		switch (b->iclass) {
 		case X86_IC_JCC:
 			bit = tnt_pop(f);
+			if (bit < 0 && f->tnt_n == 0 && nx->kind == NX_PGD)
+				/* "TIP.PGD is generated by the branch that leaves the traced region",
+				 * a conditional one too: no TNT bit then */
+				return disable_at_branch(f, run, at);
 			if (bit < 0)
 				goto no_decision;
 			ev_set(run, PTREC_BR_JCC, at, bit ? b->dest[1] : next, f->tnt_tflags,
@@ -1229,19 +1510,13 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		case X86_IC_CALL:
 			if (f->tnt_n == 0 && nx->kind == NX_PGD &&
 			    ((nx->has_ip && nx->ip == b->dest[1]) ||
-			     (!nx->has_ip && (f->errata & PT_ERRATUM_SKL014)))) {
-				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
-				       nx->tsc);
-				run->offset = nx->off;
-				nx->kind = NX_NONE;
-				f->state = ST_DISABLED;
-				return 1;
-			}
+			     (!nx->has_ip && (f->errata & PT_ERRATUM_SKL014))))
+				return disable_at_branch(f, run, at);
 			ev_set(run, b->iclass == X86_IC_JMP ? PTREC_BR_JMP : PTREC_BR_CALL, at, b->dest[1],
 			       f->tnt_tflags, f->tnt_tsc);
 			run->offset = f->tnt_off;
 			if (b->iclass == X86_IC_CALL)
-				ret_push(f, next);
+				call_push(f, b);
 			f->ip = b->dest[1];
 			if (b->succ[1] < 0) {
 				int32_t s = blk_get(f, f->ip, f->mode);
@@ -1301,8 +1576,8 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				if (b->iclass == X86_IC_CALL_IND)
 					ret_push(f, next);
 				f->ip = nx->ip;
-				if (nx->has_mode)
-					f->mode = nx->new_mode;
+				apply_mode(f, nx);
+				release_br_held(f, 0);
 				nx->kind = NX_NONE;
 				f->no_progress = 0;
 				if (f->blk[bi].succ_ind >= 0 &&
@@ -1319,14 +1594,9 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				return 1;
 			}
 			if (nx->kind == NX_PGD) {
-				ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags,
-				       nx->tsc);
-				run->offset = nx->off;
 				if (b->iclass == X86_IC_CALL_IND)
 					ret_push(f, next);
-				nx->kind = NX_NONE;
-				f->state = ST_DISABLED;
-				return 1;
+				return disable_at_branch(f, run, at);
 			}
 			goto no_decision;
 		}
@@ -1418,18 +1688,43 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	case ST_DISABLED: {
 		f->tnt_n = 0; /* bits while disabled carry no flow */
 		lookahead(f, 0);
+		if (f->aux_n)
+			return -1; /* items read before the look-ahead item come first */
 		struct nx *nx = &f->nx;
 		switch (nx->kind) {
 		case NX_NONE:
 			return -1; /* a TNT packet was read (and dropped) */
-		case NX_PGE:
-		case NX_SYNC: {
+		case NX_FUP_AUX: /* nothing executes: they happen now */
+			nx->kind = NX_NONE;
+			release_fup_held(f, nx->ip);
+			return -1;
+		case NX_SYNC:
+			if ((f->errata & PT_ERRATUM_BDM70) && peek_flow_pkt(f, f->pos) == PT_PKT_TIP_PGE) {
+				nx->kind = NX_NONE; /* BDM70: FUP in PSB+ although tracing is off */
+				return -1;
+			}
+			if (f->ovf_lost_ip) { /* SKD010: the PSB+ after an OVF without FUP resumes */
+				f->ovf_lost_ip = 0;
+				f->ip = nx->ip;
+				f->state = ST_ENABLED;
+				f->cur_blk = -1;
+				nx->kind = NX_NONE;
+				psb_reached(f, nx->psb_off);
+				stop_at_sync(f, nx->psb_off);
+				return -1;
+			}
+			/* fall through */
+		case NX_PGE: {
 			int sync = nx->kind == NX_SYNC;
 			ev_set(run, PTREC_BR_ENABLE, 0, nx->ip, nx->tflags, nx->tsc);
 			run->offset = nx->off;
+			if (f->has_resume_ip && f->resume_ip == nx->ip && !sync)
+				run->flags |= PT_FLOW_RUN_RESUMED;
+			f->has_resume_ip = 0;
+			f->ovf_lost_ip = 0;
 			f->ip = nx->ip;
 			if (nx->has_mode)
-				f->mode = nx->new_mode;
+				apply_mode(f, nx);
 			else if (f->has_pending_mode) {
 				f->mode = f->pending_mode;
 				f->has_pending_mode = 0;
@@ -1507,7 +1802,7 @@ static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow 
 		f->no_progress++;
 		to = b->dest[1];
 		if (b->iclass == X86_IC_CALL) {
-			ret_push(f, b->dest[0]);
+			call_push(f, b);
 			kind = PTREC_BR_CALL;
 		} else {
 			kind = PTREC_BR_JMP;
@@ -1561,6 +1856,7 @@ out:
 	run->mode = b->mode;
 	run->last_iclass = b->iclass;
 	run->aux = 0;
+	run->flags = f->spec ? PT_FLOW_RUN_SPECULATIVE : 0;
 	run->len = b->len;
 	/* tsc is 0 without PTREC_BRF_HAS_TIME (ptrec_pt_time_now) */
 	run->ev = (struct ptrec_branch){BLK_END_IP(b), to, tsc, (uint8_t)kind, (uint8_t)flags, 0, 0};
@@ -1647,7 +1943,7 @@ static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *
 		return 0;
 	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f))
 		lookahead(f, 0);
-	if (f->ptw_n || !fast_step(f, run))
+	if (f->aux_n || f->ptw_n || !fast_step(f, run))
 		return 0;
 	f->stats.insns += run->ninsn;
 	f->stats.events++;
@@ -1694,7 +1990,8 @@ static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
 		e = next_run_slow(f, run);
 	if (e > 0)
 		order_time(f, run);
-	f->hot = !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->ptw_n;
+	f->hot = !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->aux_n &&
+	         !f->ptw_n;
 	return e;
 }
 
@@ -1729,6 +2026,7 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 		run->mode = b->mode;
 		run->last_iclass = X86_IC_JCC;
 		run->aux = 0;
+		run->flags = f->spec ? PT_FLOW_RUN_SPECULATIVE : 0;
 		run->len = b->len;
 		run->ev = (struct ptrec_branch){b->at, to, tsc, PTREC_BR_JCC,
 		                                (uint8_t)(flags | (bit ? PTREC_BRF_TAKEN : 0)), 0, 0};
@@ -1768,13 +2066,13 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 	while (n < max) {
 		/* The hot loop: the state, the cache and the image cannot change under fast_step. */
 		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
-		    !f->ptw_n) {
+		    !f->aux_n && !f->ptw_n) {
 			size_t n0 = n;
 			uint64_t insns = 0;
 			while (n < max) {
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
-					if (f->ptw_n)
+					if (f->aux_n || f->ptw_n)
 						break;
 				}
 				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
@@ -1821,6 +2119,15 @@ static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	/* Bounded: each non-returning pass consumes trace bytes or changes state. */
 	for (;;) {
 		int r;
+		if (f->aux_n) {
+			const struct aux_item *a = &f->aux[f->aux_head];
+			*run = (struct ptrec_pt_flow_run){.ip = f->ip, .mode = f->mode, .aux = a->kind,
+			                                  .aux_payload = a->payload, .aux_arg = a->arg,
+			                                  .aux_ip = a->ip};
+			f->aux_head = (f->aux_head + 1) % AUX_QUEUE;
+			f->aux_n--;
+			return 1;
+		}
 		if (f->state == ST_ENABLED) {
 			r = walk(f, run);
 			if (r < 0)

@@ -32,6 +32,12 @@
  * - PTW: each PTWRITE payload is delivered as a PT_FLOW_AUX_PTW item where it occurs: right
  *   before its PTWRITE instruction when a FUP gave that instruction's IP (FUPonPTW), else
  *   before the code that follows the packets read so far.
+ * - Status events are auxiliary items too (enum ptrec_pt_flow_aux), never branch events:
+ *   MNT, PWRE, PWRX, EXSTOP (IP=0) and TraceStop where they are read; MWAIT, EXSTOP (IP=1)
+ *   and MODE.TSX begin/commit when the flow reaches the IP of their FUP; PIP and VMCS after
+ *   the far branch, interrupt or disable they belong to (at once while tracing is off; not
+ *   for those inside PSB+, which only restate the state); MODE.Exec after the TIP/TIP.PGE it
+ *   applies to.  Runs executed inside a TSX transaction carry PT_FLOW_RUN_SPECULATIVE.
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
  *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
  *   text) and decoding resumes at the next PSB after the error.
@@ -55,6 +61,15 @@
                                   region: disable after that branch */
 #define PT_ERRATUM_APL11  0x2u /* OVF may be followed by a spurious TIP.PGD: ignore it */
 #define PT_ERRATUM_SKD010 0x4u /* the FUP after OVF may be missing: resume at the next TIP */
+#define PT_ERRATUM_SKD007 0x8u /* an OVF may overwrite the second byte of a multi-byte CYC */
+#define PT_ERRATUM_SKD022 0x10u /* a VM entry that clears TraceEn may add a FUP before its
+                                   TIP.PGD: the VMLAUNCH/VMRESUME executed */
+#define PT_ERRATUM_APL12  0x20u /* OVF may be followed by a FUP although tracing is off: a
+                                   TIP.PGE before any TIP.PGD says it was */
+#define PT_ERRATUM_BDM64  0x40u /* the branch before a TSX abort may give a wrong target: an
+                                   abort the flow cannot reach binds where the flow stops */
+#define PT_ERRATUM_BDM70  0x80u /* PSB+ may hold FUP and MODE.Exec while tracing is off: a
+                                   TIP.PGE after it says tracing was off */
 
 /* A CPU as F/M/S (display family/model/stepping). */
 struct ptrec_pt_flow_cpu {
@@ -76,7 +91,30 @@ struct ptrec_pt_flow_config {
 enum ptrec_pt_flow_aux {
 	PT_FLOW_AUX_NONE = 0, /* none */
 	PT_FLOW_AUX_PTW,      /* PTWRITE payload in aux_payload */
+	/* Status events, where the SDM binds them (none is a branch: consumers of branches can
+	 * ignore them).  aux_ip is the IP they bind to, 0 when they bind to none. */
+	PT_FLOW_AUX_EXEC_MODE,/* MODE.Exec took effect at the branch or enable just delivered:
+	                         aux_payload = enum ptrec_x86_mode */
+	PT_FLOW_AUX_PAGING,   /* PIP: CR3 in aux_payload, NR in aux_arg; after the far branch,
+	                         interrupt or disable it belongs to (at once while disabled) */
+	PT_FLOW_AUX_VMCS,     /* VMCS: the VMCS pointer in aux_payload; bound like PAGING */
+	PT_FLOW_AUX_MNT,      /* maintenance packet: payload */
+	PT_FLOW_AUX_PWRE,     /* power entry: aux_payload = resolved C-state byte (7:4 state,
+	                         3:0 sub-state), aux_arg = HW bit */
+	PT_FLOW_AUX_PWRX,     /* power exit: aux_payload = deepest 3:0, last 7:4, wake 11:8 */
+	PT_FLOW_AUX_MWAIT,    /* MWAIT hints in aux_payload, extensions in aux_arg; at aux_ip */
+	PT_FLOW_AUX_EXSTOP,   /* execution stopped (at aux_ip when the packet had IP=1) */
+	PT_FLOW_AUX_STOP,     /* TraceStop: tracing stopped */
+	PT_FLOW_AUX_TSX,      /* MODE.TSX begin (aux_payload 1) or commit (0) at aux_ip; while
+	                         tracing is off also abort (2), with aux_ip 0 */
+	PT_FLOW_AUX_END,      /* the trace ended while tracing, at aux_ip (no packet says more) */
 };
+
+/* ptrec_pt_flow_run.flags */
+#define PT_FLOW_RUN_SPECULATIVE 0x1u /* the run's instructions executed inside a TSX
+                                        transaction (committed or aborted later) */
+#define PT_FLOW_RUN_RESUMED 0x2u     /* an ENABLE at the very IP where an asynchronous
+                                        disable stopped: execution resumes there */
 
 /* One step of the flow: a run of consecutive executed instructions, then what ended it. */
 struct ptrec_pt_flow_run {
@@ -85,11 +123,13 @@ struct ptrec_pt_flow_run {
 	uint8_t mode;          /* enum ptrec_x86_mode of the run */
 	uint8_t last_iclass;   /* enum ptrec_x86_iclass of the last instruction (ninsn > 0) */
 	uint8_t aux;           /* enum ptrec_pt_flow_aux: an auxiliary item instead of an event */
-	uint8_t pad_;
+	uint8_t flags;         /* PT_FLOW_RUN_* */
 	const uint8_t *len;    /* ninsn instruction lengths; valid until the next call */
 	struct ptrec_branch ev;/* event after the run (kind PTREC_BR_NONE: none) */
 	const char *why;       /* GAP: a short description of the cause, else NULL */
-	uint64_t aux_payload;  /* PT_FLOW_AUX_PTW: the payload */
+	uint64_t aux_payload;  /* aux item: its payload (see enum ptrec_pt_flow_aux) */
+	uint64_t aux_arg;      /* aux item: a second value (see enum ptrec_pt_flow_aux) */
+	uint64_t aux_ip;       /* aux item: the IP it binds to (0: none) */
 	uint64_t offset;       /* trace offset of the packet that decided ev (or of the error) */
 };
 

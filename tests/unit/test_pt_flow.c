@@ -199,6 +199,9 @@ static const struct code code[] = {
 	{0x8000, "75fe ffe0"},
 	{0x9000, "f30faee0 ffe0"},
 	{0xa000, "eb02 9090 e8f7ffffff"},
+	{0xb000, "e80b000000 ffe0"},  /* call b010; jmp rax */
+	{0xb010, "e800000000 c3"},    /* call $+0 (b015); ret */
+	{0xb100, "0f01c2 f4"},        /* vmlaunch; hlt */
 };
 
 static struct ptrec_pt_img *make_image(void)
@@ -1075,6 +1078,241 @@ static void test_end_of_stream(void)
 	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007");
 }
 
+/* ---- status events (conformance with libipt's .ptt suite, doc/conformance.md) ----------- */
+
+static void mnt(struct tb *t, uint64_t v) { put(t, 0x02); put(t, 0xc3); put(t, 0x88); put_le(t, v, 8); }
+static void vmcs(struct tb *t, uint64_t p) { put(t, 0x02); put(t, 0xc8); put_le(t, p >> 12, 5); }
+
+/* Decodes t into instructions ("?" in front when speculative), events and status items. */
+static const char *events(const struct tb *t, unsigned errata)
+{
+	static char out[16384];
+	char s[96];
+	out[0] = 0;
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, errata, {0, 0, 0, 0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_run run;
+	int guard = 0;
+	while (ptrec_pt_flow_next_run(f, &run) > 0 && guard++ < 10000) {
+		uint64_t ip = run.ip;
+		for (uint32_t i = 0; i < run.ninsn; i++) {
+			snprintf(s, sizeof(s), "%s%" PRIx64,
+			         (run.flags & PT_FLOW_RUN_SPECULATIVE) ? "?" : "", ip);
+			append(out, sizeof(out), s);
+			ip += run.len[i];
+		}
+		s[0] = 0;
+		switch (run.aux) {
+		case PT_FLOW_AUX_EXEC_MODE: snprintf(s, sizeof(s), "[exec %" PRIu64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_PAGING: snprintf(s, sizeof(s), "[cr3 %" PRIx64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_VMCS: snprintf(s, sizeof(s), "[vmcs %" PRIx64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_MNT: snprintf(s, sizeof(s), "[mnt %" PRIx64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_PWRE: snprintf(s, sizeof(s), "[pwre]"); break;
+		case PT_FLOW_AUX_PWRX: snprintf(s, sizeof(s), "[pwrx]"); break;
+		case PT_FLOW_AUX_MWAIT: snprintf(s, sizeof(s), "[mwait@%" PRIx64 "]", run.aux_ip); break;
+		case PT_FLOW_AUX_EXSTOP: snprintf(s, sizeof(s), "[exstop@%" PRIx64 "]", run.aux_ip); break;
+		case PT_FLOW_AUX_STOP: snprintf(s, sizeof(s), "[stop]"); break;
+		case PT_FLOW_AUX_TSX:
+			if (run.aux_payload == 2)
+				snprintf(s, sizeof(s), "[abort-off]");
+			else
+				snprintf(s, sizeof(s), "[%s@%" PRIx64 "]", run.aux_payload ? "begin" : "commit",
+				         run.aux_ip);
+			break;
+		default:
+			switch (run.ev.kind) {
+			case PTREC_BR_ENABLE:
+				snprintf(s, sizeof(s), (run.flags & PT_FLOW_RUN_RESUMED) ? "[resumed]"
+				                                                         : "[enabled]");
+				break;
+			case PTREC_BR_DISABLE: snprintf(s, sizeof(s), "[disabled]"); break;
+			case PTREC_BR_OVERFLOW: snprintf(s, sizeof(s), "[overflow]"); break;
+			case PTREC_BR_GAP: snprintf(s, sizeof(s), "[gap]"); break;
+			case PTREC_BR_INTERRUPT: snprintf(s, sizeof(s), "[interrupt]"); break;
+			case PTREC_BR_TSX_ABORT: snprintf(s, sizeof(s), "[abort]"); break;
+			default: break;
+			}
+		}
+		if (s[0])
+			append(out, sizeof(out), s);
+	}
+	ptrec_pt_flow_free(f);
+	return out;
+}
+
+static void test_status_events(void)
+{
+	struct tb t;
+	/* "PIP ... is generated on a MOV CR3 or a far transfer (interrupt, exception, ...) that
+	 * changes CR3": with tracing on it belongs to that transfer and is reported after it; the
+	 * instruction at the FUP is not executed. */
+	start(&t, 0x4100);
+	fup(&t, 0x4101);
+	pip(&t, 0x5000);
+	tip(&t, 0x7100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "4100 [interrupt] [cr3 5000] 7100 [disabled]");
+	/* "While ContextEn or FilterEn is 0 (tracing off) PIP and VMCS are still generated": they
+	 * apply at once, before the TIP.PGE that turns tracing on. */
+	start(&t, 0);
+	vmcs(&t, 0xa000);
+	pip(&t, 0xb000);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[vmcs a000] [cr3 b000] [enabled] 4100 4101 [disabled]");
+	/* "A MODE.Exec packet precedes the TIP.PGE (or the TIP of a far transfer)": the new mode
+	 * takes effect at that IP; within PSB+ it only restates the state. */
+	start(&t, 0);
+	mode_exec(&t, 0, 1);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[enabled] [exec 1] 4100 4101 [disabled]");
+	/* "MNT and PWRE/PWRX stand alone; MWAIT and an EXSTOP with IP=1 are followed by a FUP
+	 * whose IP is where execution stopped": those happen when the flow reaches that IP. */
+	start(&t, 0x7000);
+	mnt(&t, 0xa000);
+	mwait(&t);
+	pwre(&t);
+	exstop(&t, 1);
+	fup(&t, 0x7002);
+	pwrx(&t);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[mnt a000] [pwre] 7000 7001 [mwait@7002] [exstop@7002] [pwrx] "
+	          "7002 7003 [disabled]");
+	/* "An OVF loses the FUP that MWAIT and EXSTOP wait for": they are dropped, PWRE is not. */
+	start(&t, 0);
+	mwait(&t);
+	pwre(&t);
+	exstop(&t, 1);
+	ovf(&t);
+	CHECK_STR(events(&t, 0), "[pwre] [overflow]");
+	/* "MODE.TSX with InTX=1 in PSB+ says execution is in a transaction": those instructions
+	 * are speculative; a MODE.TSX commit binds to its FUP's IP, after which they are not. */
+	t.n = 0;
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	mode_tsx(&t, 1, 0);
+	fup(&t, 0x7000);
+	psbend(&t);
+	mode_tsx(&t, 0, 0);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "?7000 ?7001 [commit@7002] 7002 7003 [disabled]");
+	/* "MODE.TSX while tracing is off has no FUP": the transaction state holds from the next
+	 * TIP.PGE on, so the instructions after it are speculative. */
+	start(&t, 0);
+	mode_tsx(&t, 1, 0);
+	pge(&t, 0x4100);
+	fup(&t, 0x4101);
+	pgd(&t, 0);
+	mode_tsx(&t, 0, 1);
+	pge(&t, 0x4100);
+	fup(&t, 0x4101);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[begin@0] [enabled] ?4100 [disabled] [abort-off] [enabled] 4100 "
+	          "[disabled]");
+	/* "TraceStop is generated after the TIP.PGD that stopped tracing". */
+	start(&t, 0x4100);
+	pgd(&t, 0);
+	put(&t, 0x02);
+	put(&t, 0x83);
+	CHECK_STR(events(&t, 0), "4100 4101 [disabled] [stop]");
+}
+
+static void test_errata_and_edges(void)
+{
+	struct tb t;
+	/* "RET compression: a near CALL pushes its return address" -- except CALL $+0, which
+	 * position-independent code uses to read the IP and which never returns (libipt's rule):
+	 * the compressed RET after it returns from the outer call. */
+	start(&t, 0xb000);
+	tnt(&t, "t");
+	tip(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "b000 b010 b015 b005 4100 4101 [disabled]");
+	/* "TIP.PGD is generated by the branch that makes the next IP leave the traced region",
+	 * a conditional branch too: it then gets no TNT bit. */
+	start(&t, 0x1000);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "1000 1002 1004 1007 [disabled]");
+	/* "An asynchronous disable (FUP + TIP.PGD) followed by TIP.PGE at the FUP's IP":
+	 * execution resumes where it stopped. */
+	start(&t, 0x4100);
+	fup(&t, 0x4100);
+	pgd(&t, 0);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[disabled] [resumed] 4100 4101 [disabled]");
+	/* "An OVF inside PSB+ ends it (no PSBEND follows)": the FUP after the OVF resumes. */
+	t.n = 0;
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	fup(&t, 0x1000);
+	ovf(&t);
+	fup(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[overflow] 4100 4101 [disabled]");
+	/* SKD007: "an OVF may be issued after the first byte of a multi-byte CYC, instead of
+	 * its remaining bytes" (CYC f7 with Exp=1, then 02 f3). */
+	t.n = 0;
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	fup(&t, 0x1000);
+	put(&t, 0xf7);
+	ovf(&t);
+	pad(&t);
+	fup(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, PT_ERRATUM_SKD007), "[overflow] 4100 4101 [disabled]");
+	/* SKD022: "VM entry that clears TraceEn may generate a FUP" before its TIP.PGD: the
+	 * VMLAUNCH executed.  Without the erratum the FUP makes it an asynchronous disable
+	 * before it. */
+	start(&t, 0xb100);
+	fup(&t, 0xb100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, PT_ERRATUM_SKD022), "b100 [disabled]");
+	CHECK_STR(events(&t, 0), "[disabled]");
+	/* APL12: "OVF may be followed by an unexpected FUP" while tracing is off: a TIP.PGE
+	 * next says it was off, so the PIP between is not bound to a branch. */
+	start(&t, 0x1000);
+	tnt(&t, "ttn");
+	pgd(&t, 0);
+	ovf(&t);
+	fup(&t, 0x7000);
+	pip(&t, 0xa000);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, PT_ERRATUM_APL12), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 "
+	          "1009 [disabled] [overflow] [cr3 a000] [enabled] 4100 4101 [disabled]");
+	/* BDM70: "PSB+ may contain FUP and MODE.Exec although tracing is off" when a TIP.PGE
+	 * follows: that enable is the only one. */
+	start(&t, 0x4100);
+	pgd(&t, 0);
+	psb_at(&t, 0x4100);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, PT_ERRATUM_BDM70), "4100 4101 [disabled] [enabled] 4100 4101 [disabled]");
+	/* SKD010: "OVF may not be followed by a FUP or TIP.PGE": the next PSB+ says where
+	 * execution is. */
+	start(&t, 0);
+	ovf(&t);
+	psb_at(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, PT_ERRATUM_SKD010), "[overflow] 4100 4101 [disabled]");
+	/* The errata by CPU: Skylake client has SKD007/SKD010/SKD022/SKL014/BDM70; Broadwell
+	 * BDM64/BDM70; Goldmont APL11/APL12. */
+	struct ptrec_pt_flow_cpu c = {6, 0x4e, 0};
+	unsigned want = PT_ERRATUM_SKD007 | PT_ERRATUM_SKD010 | PT_ERRATUM_SKD022 |
+	                PT_ERRATUM_SKL014 | PT_ERRATUM_BDM70;
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), want);
+	c.model = 0x3d;
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), PT_ERRATUM_BDM64 | PT_ERRATUM_BDM70);
+	c.model = 0x5c;
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), PT_ERRATUM_APL11 | PT_ERRATUM_APL12);
+	c.model = 0x1a; /* Nehalem: no Intel PT, no errata */
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), 0);
+}
+
 /* The last n events tail-first equal the whole decode's last n, for n = 1..40. */
 static void same_tail(const struct tb *t, const char *what)
 {
@@ -1187,6 +1425,8 @@ int main(void)
 	test_power_events();
 	test_trig_and_cr3();
 	test_end_of_stream();
+	test_status_events();
+	test_errata_and_edges();
 	test_tail_first();
 	ptrec_pt_img_free(image);
 	return check_done();
