@@ -64,31 +64,36 @@ PTREC_SOFT_HOT void ptrec_soft_no_ring(struct ptrec_ring *r)
 		r->soft_seen = 1;
 }
 
+/* The calling thread's ring in *rp and its mask, or 0 when nothing may be recorded: a crash
+ * is being handled (touch nothing the application can rewrite), or the thread has no ring
+ * (then the hooks are marked seen). */
+PTREC_SOFT_HOT uint64_t ptrec_soft_ready(struct ptrec_ring **rp)
+{
+	if (__builtin_expect(__ptrec_hook_gate.stopped, 0))
+		return 0;
+	struct ptrec_ring *r = *rp = __ptrec_soft_tls;
+	uint64_t m = r->soft_mask;
+	if (__builtin_expect(m == 0, 0))
+		ptrec_soft_no_ring(r);
+	return m;
+}
+
 /* Appends {w0, w1} to the calling thread's ring, or marks the hooks seen when it has none. */
 PTREC_SOFT_HOT void ptrec_soft_put(uint64_t w0, uint64_t w1)
 {
-	if (__builtin_expect(__ptrec_hook_gate.stopped, 0))
-		return; /* a crash is being handled: touch nothing the application can rewrite */
-	struct ptrec_ring *r = __ptrec_soft_tls;
-	uint64_t m = r->soft_mask;
-	if (__builtin_expect(m == 0, 0)) {
-		ptrec_soft_no_ring(r);
-		return;
-	}
-	ptrec_soft_store(r, m, w0, w1);
+	struct ptrec_ring *r;
+	uint64_t m = ptrec_soft_ready(&r);
+	if (__builtin_expect(m != 0, 1))
+		ptrec_soft_store(r, m, w0, w1);
 }
 
 /* A record of kind with addresses a and b, and the time in x when the ring is timed. */
 PTREC_SOFT_HOT void ptrec_soft_put_kind(unsigned kind, uint64_t a, uint64_t b)
 {
-	if (__builtin_expect(__ptrec_hook_gate.stopped, 0))
-		return; /* a crash is being handled: touch nothing the application can rewrite */
-	struct ptrec_ring *r = __ptrec_soft_tls;
-	uint64_t m = r->soft_mask;
-	if (__builtin_expect(m == 0, 0)) {
-		ptrec_soft_no_ring(r);
+	struct ptrec_ring *r;
+	uint64_t m = ptrec_soft_ready(&r);
+	if (__builtin_expect(m == 0, 0))
 		return;
-	}
 	uint64_t x = 0;
 	if (__builtin_expect((int64_t)m < 0, 0))
 		x = ptrec_soft_tsc() >> PTREC_SOFT_TIME_SHIFT;
