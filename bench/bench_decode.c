@@ -15,6 +15,8 @@
  *   ptrec batch    ptrec_pt_flow_next_runs (64 runs per call), every instruction address hashed
  *   ptrec batch/cnt  the same, instructions counted
  *   ptrec last-64  ptrec_pt_flow_decode_last into a 64-event ring (instructions counted only)
+ *   ptrec count    ptrec_pt_flow_count: totals without runs (`ptrec decode --stat`; before it,
+ *                  --stat added up the runs of ptrec batch/cnt)
  *   libipt insn    pt_insn_next (address hashed)
  *   libipt block   pt_blk_next (instructions counted; the address hash is computed in a second,
  *                  untimed pass that expands each block with libptrec's length decoder)
@@ -263,6 +265,22 @@ static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
 	r.secs = now() - t0;
 	r.insns = n;
 	r.hash = h;
+	return r;
+}
+
+static struct result ours_total(const uint8_t *buf, size_t len)
+{
+	struct result r = {0, 0, 0, 0, 0};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_counts c;
+	memset(&c, 0, sizeof(c));
+	double t0 = now();
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	ptrec_pt_flow_count(f, &c);
+	r.errors = ptrec_pt_flow_stats(f)->gaps;
+	ptrec_pt_flow_free(f);
+	r.secs = now() - t0;
+	r.insns = c.insns;
 	return r;
 }
 
@@ -592,6 +610,7 @@ int main(int argc, char **argv)
 	struct result ol = BEST(ours_last(bigbuf, biglen), 3);
 	struct result obh = BEST(ours_batch(bigbuf, biglen, 1), 3);
 	struct result obc = BEST(ours_batch(bigbuf, biglen, 0), 3);
+	struct result otot = BEST(ours_total(bigbuf, biglen), 3);
 	row("libipt insn", &ii, biglen, &ii);
 	row("libipt block", &ib, biglen, &ii);
 	row("ptrec insn", &oi, biglen, &ii);
@@ -600,14 +619,17 @@ int main(int argc, char **argv)
 	row("ptrec last-64", &ol, biglen, &ii);
 	row("ptrec batch", &obh, biglen, &ii);
 	row("ptrec batch/cnt", &obc, biglen, &ii);
+	row("ptrec count", &otot, biglen, &ii);
 #define RATE(r) ((double)(r).insns / (r).secs)
 	printf("\nspeed-up in instructions/s (goals: 20x libipt insn, 5x libipt block):\n"
 	       "  every address hashed:  ptrec batch %.1fx, ptrec runs %.1fx, ptrec insn %.1fx "
 	       "libipt insn\n"
-	       "  instructions counted:  ptrec batch %.1fx, ptrec runs %.1fx, ptrec last-64 %.1fx "
-	       "libipt block\n",
+	       "  instructions counted:  ptrec count %.1fx, ptrec batch %.1fx, ptrec runs %.1fx, "
+	       "ptrec last-64 %.1fx libipt block\n"
+	       "  --stat: ptrec count %.2fx ptrec batch/cnt (how --stat counted before)\n",
 	       RATE(obh) / RATE(ii), RATE(orun) / RATE(ii), RATE(oi) / RATE(ii),
-	       RATE(obc) / RATE(ib), RATE(ocnt) / RATE(ib), RATE(ol) / RATE(ib));
+	       RATE(otot) / RATE(ib), RATE(obc) / RATE(ib), RATE(ocnt) / RATE(ib),
+	       RATE(ol) / RATE(ib), RATE(otot) / RATE(obc));
 
 	/* Cold: one segment, fresh decoders (and block caches) every pass. */
 	printf("\ncold: one %zu-byte segment, fresh decoders each pass (best of 5)\n", seglen);
@@ -622,6 +644,7 @@ int main(int argc, char **argv)
 	struct result col = BEST(ours_last(segbuf, seglen), 5);
 	struct result cbb = BEST(ours_batch(segbuf, seglen, 1), 5);
 	struct result cbc = BEST(ours_batch(segbuf, seglen, 0), 5);
+	struct result ctot = BEST(ours_total(segbuf, seglen), 5);
 	row("libipt insn", &ci, seglen, &ci);
 	row("libipt block", &cb, seglen, &ci);
 	row("ptrec insn", &coi, seglen, &ci);
@@ -630,6 +653,7 @@ int main(int argc, char **argv)
 	row("ptrec last-64", &col, seglen, &ci);
 	row("ptrec batch", &cbb, seglen, &ci);
 	row("ptrec batch/cnt", &cbc, seglen, &ci);
+	row("ptrec count", &ctot, seglen, &ci);
 	printf("\ncold speed-up: hashed: ptrec batch %.1fx, ptrec runs %.1fx, ptrec insn %.1fx "
 	       "libipt insn; counted: ptrec batch %.1fx, ptrec runs %.1fx, last-64 %.1fx "
 	       "libipt block\n",
@@ -640,7 +664,7 @@ int main(int argc, char **argv)
 	           ocnt.insns == ii.insns && ol.insns == ii.insns && coi.hash == ci.hash &&
 	           cor.hash == ci.hash && obh.insns == ii.insns && obh.hash == ii.hash &&
 	           obc.insns == ii.insns && cbb.insns == ci.insns && cbb.hash == ci.hash &&
-	           cbc.insns == ci.insns;
+	           cbc.insns == ci.insns && otot.insns == ii.insns && ctot.insns == ci.insns;
 	if (ring_sizes(segbuf, seglen)) {
 		printf("\nFAIL: tail-first and whole decodes differ\n");
 		same = 0;

@@ -1995,20 +1995,27 @@ static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
 	return e;
 }
 
+/* What jcc_burst adds up besides the runs. */
+struct jcc_tally {
+	uint64_t insns; /* instructions */
+	uint64_t taken; /* taken branches */
+	uint64_t tsc;   /* the (ordered) time stamp of the last burst's events */
+};
+
 /* fast_step for a run of conditional branches with TNT bits queued, the decoder state held in
  * registers: fills runs[n..) up to max while the current block ends with a JCC whose successor
- * for the next bit is cached and bits remain.  Every run has the same time stamp, so order_time
- * is applied once.  Returns the new n (n itself when the first successor is not cached); adds
- * the instructions to *insns. */
+ * for the next bit is cached and bits remain (runs NULL: only counts them).  Every run has the
+ * same time stamp, so order_time is applied once.  Returns the new n (n itself when the first
+ * successor is not cached); adds to *t. */
 static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_flow *f,
                                                             struct ptrec_pt_flow_run *runs,
                                                             size_t n, size_t max,
-                                                            uint64_t *insns)
+                                                            struct jcc_tally *t)
 {
 	const struct blk *blk = f->blk;
 	int32_t cur = f->cur_blk;
 	const struct blk *b = &blk[cur];
-	uint64_t tnt = f->tnt, tsc = f->tnt_tsc, off = f->tnt_off, to = f->ip, sum = 0;
+	uint64_t tnt = f->tnt, tsc = f->tnt_tsc, off = f->tnt_off, to = f->ip, sum = 0, taken = 0;
 	unsigned tn = f->tnt_n, flags = f->tnt_tflags;
 	size_t n0 = n;
 	if ((flags & PTREC_BRF_HAS_TIME) && tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
@@ -2020,6 +2027,14 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 			break;
 		tn--;
 		to = b->dest[bit];
+		taken += bit;
+		sum += b->ninsn;
+		cur = next;
+		if (!runs) {
+			n++;
+			b = &blk[cur];
+			continue;
+		}
 		struct ptrec_pt_flow_run *run = &runs[n++];
 		run->ip = b->start;
 		run->ninsn = b->ninsn;
@@ -2032,8 +2047,6 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 		                                (uint8_t)(flags | (bit ? PTREC_BRF_TAKEN : 0)), 0, 0};
 		run->why = NULL;
 		run->offset = off;
-		sum += b->ninsn;
-		cur = next;
 		b = &blk[cur];
 	} while (n < max && tn && b->iclass == X86_IC_JCC);
 	if (n != n0) {
@@ -2043,7 +2056,9 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 		f->no_progress = 0;
 		if ((flags & PTREC_BRF_HAS_TIME) && !f->raw_time)
 			f->ev_tsc = tsc;
-		*insns += sum;
+		t->insns += sum;
+		t->taken += taken;
+		t->tsc = tsc;
 	}
 	return n;
 }
@@ -2068,7 +2083,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
 		    !f->aux_n && !f->ptw_n) {
 			size_t n0 = n;
-			uint64_t insns = 0;
+			struct jcc_tally t = {0, 0, 0};
 			while (n < max) {
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
@@ -2076,7 +2091,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 						break;
 				}
 				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
-					size_t m = jcc_burst(f, runs, n, max, &insns);
+					size_t m = jcc_burst(f, runs, n, max, &t);
 					if (m == n)
 						break; /* the successor is not cached */
 					n = m;
@@ -2084,11 +2099,11 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 				}
 				if (!fast_step(f, &runs[n]))
 					break;
-				insns += runs[n].ninsn;
+				t.insns += runs[n].ninsn;
 				order_time(f, &runs[n]);
 				n++;
 			}
-			f->stats.insns += insns;
+			f->stats.insns += t.insns;
 			f->stats.events += n - n0;
 			if (n == max)
 				break;
@@ -2102,6 +2117,84 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 		n++;
 	}
 	return (int)n;
+}
+
+/* Adds one run's event or auxiliary item to c (the instructions are counted by the caller). */
+static void count_run(struct ptrec_pt_flow_counts *c, const struct ptrec_pt_flow_run *run)
+{
+	const struct ptrec_branch *ev = &run->ev;
+	if (run->aux) {
+		c->aux++;
+		c->ptw += run->aux == PT_FLOW_AUX_PTW;
+	}
+	if (ev->kind == PTREC_BR_NONE || ev->kind >= PTREC_BR_KIND_COUNT_)
+		return;
+	c->kind[ev->kind]++;
+	c->jcc_taken += ev->kind == PTREC_BR_JCC && (ev->flags & PTREC_BRF_TAKEN);
+	c->ret_compressed += !!(ev->flags & PTREC_BRF_COMPRESSED_RET);
+	if (ev->flags & PTREC_BRF_HAS_TIME) {
+		if (!c->have_time)
+			c->time_first = ev->timestamp;
+		c->have_time = 1;
+		c->time_last = ev->timestamp;
+	}
+}
+
+/* next_runs without the runs: the hot loop of next_runs counting in place, everything else
+ * one run at a time through next_run_slow. */
+int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
+{
+	struct ptrec_pt_flow_run run;
+	uint64_t insns0 = f->stats.insns;
+	int e;
+	f->hot = 0; /* this changes the state behind ptrec_pt_flow_next_run's back */
+	for (;;) {
+		/* Nothing handed out needs its lengths: retired chunks can go at once. */
+		if (f->retire)
+			retire_chunks(f);
+		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
+		    !f->aux_n && !f->ptw_n) {
+			struct jcc_tally t = {0, 0, 0};
+			uint64_t events = 0, jccs = 0;
+			for (;;) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
+					lookahead(f, 0);
+					if (f->aux_n || f->ptw_n)
+						break;
+				}
+				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
+					size_t m = jcc_burst(f, NULL, 0, SIZE_MAX, &t);
+					if (!m)
+						break; /* the successor is not cached */
+					jccs += m;
+					if (f->tnt_tflags & PTREC_BRF_HAS_TIME) {
+						if (!c->have_time)
+							c->time_first = t.tsc;
+						c->have_time = 1;
+						c->time_last = t.tsc;
+					}
+					continue;
+				}
+				if (!fast_step(f, &run))
+					break;
+				t.insns += run.ninsn;
+				order_time(f, &run);
+				count_run(c, &run);
+				events++;
+			}
+			c->kind[PTREC_BR_JCC] += jccs;
+			c->jcc_taken += t.taken;
+			f->stats.insns += t.insns;
+			f->stats.events += events + jccs;
+		}
+		e = next_run_slow(f, &run);
+		if (e <= 0)
+			break;
+		order_time(f, &run);
+		count_run(c, &run);
+	}
+	c->insns += f->stats.insns - insns0;
+	return e;
 }
 
 static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)

@@ -177,6 +177,26 @@ int ptrec_pt_flow_next_run(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
  * be.  Each run's len stays valid until the next call on f. */
 int ptrec_pt_flow_next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max);
 
+/* Totals of the runs of a decode (ptrec_pt_flow_count). */
+struct ptrec_pt_flow_counts {
+	uint64_t insns;                      /* instructions */
+	uint64_t kind[PTREC_BR_KIND_COUNT_]; /* branch events by kind (enum ptrec_br_kind) */
+	uint64_t jcc_taken;                  /* PTREC_BR_JCC events with PTREC_BRF_TAKEN */
+	uint64_t ret_compressed;             /* events with PTREC_BRF_COMPRESSED_RET */
+	uint64_t aux;                        /* auxiliary items (all kinds) */
+	uint64_t ptw;                        /* of which PT_FLOW_AUX_PTW */
+	uint64_t time_first;                 /* time stamp of the first event with
+	                                        PTREC_BRF_HAS_TIME (have_time) */
+	uint64_t time_last;                  /* and of the last one */
+	int have_time;                       /* an event had a time */
+};
+
+/* Decodes the rest of the trace and adds to *c (zeroed by the caller before its first call)
+ * exactly what ptrec_pt_flow_next_runs's runs would add up to, without producing the runs: the
+ * fast way to totals (`ptrec decode --stat`).  Returns 0 at the end of the trace or
+ * -PTREC_ENOMEM (c then holds the totals so far). */
+int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c);
+
 /* Instruction iterator over the runs: returns PT_FLOW_INSN and fills *insn, PT_FLOW_EVENT and
  * fills *ev (a branch event, or for aux items a PTREC_BR_NONE event with *run describing it),
  * 0 at the end, or -PTREC_ENOMEM.  run may be NULL when the caller does not want details. */

@@ -14,32 +14,11 @@
 
 int decode_stat(FILE *out, struct ptrec_pt_flow *f, const uint8_t *buf, size_t len)
 {
-	static struct ptrec_pt_flow_run runs[PT_FLOW_ITER_BATCH];
-	uint64_t kind[PTREC_BR_KIND_COUNT_], taken = 0, compressed = 0, ptw = 0, psbs = 0;
-	uint64_t t_first = 0, t_last = 0;
-	int have_time = 0, e;
-
-	memset(kind, 0, sizeof(kind));
-	while ((e = ptrec_pt_flow_next_runs(f, runs, PT_FLOW_ITER_BATCH)) > 0) {
-		for (int i = 0; i < e; i++) {
-			const struct ptrec_branch *ev = &runs[i].ev;
-			if (runs[i].aux == PT_FLOW_AUX_PTW)
-				ptw++;
-			if (ev->kind == PTREC_BR_NONE || ev->kind >= PTREC_BR_KIND_COUNT_)
-				continue;
-			kind[ev->kind]++;
-			if (ev->kind == PTREC_BR_JCC && (ev->flags & PTREC_BRF_TAKEN))
-				taken++;
-			if (ev->flags & PTREC_BRF_COMPRESSED_RET)
-				compressed++;
-			if (ev->flags & PTREC_BRF_HAS_TIME) {
-				if (!have_time)
-					t_first = ev->timestamp;
-				have_time = 1;
-				t_last = ev->timestamp;
-			}
-		}
-	}
+	struct ptrec_pt_flow_counts c;
+	uint64_t psbs = 0;
+	memset(&c, 0, sizeof(c));
+	int e = ptrec_pt_flow_count(f, &c);
+	const uint64_t *kind = c.kind;
 	for (long off = 0; (off = ptrec_pt_packet_find_psb(buf, len, (size_t)off)) >= 0; off++)
 		psbs++;
 	const struct ptrec_pt_flow_stats *st = ptrec_pt_flow_stats(f);
@@ -49,11 +28,11 @@ int decode_stat(FILE *out, struct ptrec_pt_flow *f, const uint8_t *buf, size_t l
 	fprintf(out, "insns: %" PRIu64 "\n", st->insns);
 	fprintf(out, "branches: %" PRIu64 "\n", branches);
 	fprintf(out, "jcc: %" PRIu64 "\n", kind[PTREC_BR_JCC]);
-	fprintf(out, "jcc-taken: %" PRIu64 "\n", taken);
+	fprintf(out, "jcc-taken: %" PRIu64 "\n", c.jcc_taken);
 	fprintf(out, "jmp: %" PRIu64 "\n", kind[PTREC_BR_JMP]);
 	fprintf(out, "call: %" PRIu64 "\n", kind[PTREC_BR_CALL]);
 	fprintf(out, "ret: %" PRIu64 "\n", kind[PTREC_BR_RET]);
-	fprintf(out, "ret-compressed: %" PRIu64 "\n", compressed);
+	fprintf(out, "ret-compressed: %" PRIu64 "\n", c.ret_compressed);
 	fprintf(out, "ind-jmp: %" PRIu64 "\n", kind[PTREC_BR_IND_JMP]);
 	fprintf(out, "ind-call: %" PRIu64 "\n", kind[PTREC_BR_IND_CALL]);
 	fprintf(out, "far: %" PRIu64 "\n", kind[PTREC_BR_FAR]);
@@ -61,16 +40,16 @@ int decode_stat(FILE *out, struct ptrec_pt_flow *f, const uint8_t *buf, size_t l
 	fprintf(out, "tsx-abort: %" PRIu64 "\n", kind[PTREC_BR_TSX_ABORT]);
 	fprintf(out, "enable: %" PRIu64 "\n", kind[PTREC_BR_ENABLE]);
 	fprintf(out, "disable: %" PRIu64 "\n", kind[PTREC_BR_DISABLE]);
-	fprintf(out, "ptwrite: %" PRIu64 "\n", ptw);
+	fprintf(out, "ptwrite: %" PRIu64 "\n", c.ptw);
 	fprintf(out, "overflows: %" PRIu64 "\n", kind[PTREC_BR_OVERFLOW]);
 	fprintf(out, "gaps: %" PRIu64 "\n", kind[PTREC_BR_GAP]);
 	fprintf(out, "psbs: %" PRIu64 "\n", psbs);
 	fprintf(out, "bytes: %zu\n", len);
 	fprintf(out, "skipped-bytes: %" PRIu64 "\n", st->skipped);
-	if (have_time) {
-		fprintf(out, "time-first: %" PRIu64 "\n", t_first);
-		fprintf(out, "time-last: %" PRIu64 "\n", t_last);
-		fprintf(out, "time-span: %" PRIu64 "\n", t_last - t_first);
+	if (c.have_time) {
+		fprintf(out, "time-first: %" PRIu64 "\n", c.time_first);
+		fprintf(out, "time-last: %" PRIu64 "\n", c.time_last);
+		fprintf(out, "time-span: %" PRIu64 "\n", c.time_last - c.time_first);
 	}
 	return e;
 }

@@ -92,3 +92,13 @@ ptgen_check_overflow() {
 		"instruction $((PTGEN_OVF_AT + PTGEN_OVF_LEN)))"
 	return 1
 }
+
+# ptgen_ring_cuts TRACE: writes TRACE.0 (all of it) and two copies cut like a wrapped ring, the
+# oldest bytes starting mid-packet (TRACE.777, TRACE.HALF+3), and prints their names.
+ptgen_ring_cuts() {
+	_size=$(wc -c <"$1")
+	for _cut in 0 777 $((_size / 2 + 3)); do
+		tail -c +$((_cut + 1)) "$1" >"$1.$_cut"
+		echo "$1.$_cut"
+	done
+}

@@ -1,0 +1,76 @@
+#!/bin/sh
+# test_decode_count.sh — every way of decoding a trace gives the same flow: one run per call
+# (ptrec_pt_flow_next_run), batches of runs (ptrec_pt_flow_next_runs) run for run, and totals
+# without runs (ptrec_pt_flow_count, the fast path behind `ptrec decode --stat`), whose totals
+# must equal the runs added up and what `ptrec decode --stat` prints.  On ptgen traces of real
+# programs with every encoder setting of ptgen_lib.sh, cut like a wrapped ring (the oldest bytes
+# start mid-packet), with an overflow, a wrong TNT bit, bytes overwritten with garbage (bad
+# packets, resyncs) and code missing from the image.  SKIPs only without ptrace.
+. "$top_srcdir/tests/ptgen/ptgen_lib.sh"
+: "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
+COMPARE="$top_builddir/tests/ptgen/flow_compare"
+
+work=$(ptgen_workdir) || exit 1
+trap 'rm -rf "$work"' EXIT
+fails=0 checks=0
+
+# check WHAT TRACE IMAGE-FILE: flow_compare agrees with itself and with ptrec decode --stat.
+check() {
+	checks=$((checks + 1))
+	# shellcheck disable=SC2046
+	"$COMPARE" $(cat "$3") "$2" >"$2.cmp" 2>&1
+	_rc=$?
+	if [ $_rc -ne 0 ]; then
+		echo "FAIL: $1: flow_compare exited $_rc:"; head -n 4 "$2.cmp"
+		fails=$((fails + 1))
+		return
+	fi
+	# shellcheck disable=SC2046
+	"$PTREC_TOOL" decode --stat $(cat "$3") "$2" >"$2.stat" 2>"$2.err"
+	_rc=$?
+	if [ $_rc -gt 1 ]; then
+		echo "FAIL: $1: ptrec decode --stat exited $_rc:"; head -n 3 "$2.err"
+		fails=$((fails + 1))
+	elif grep -vxFf "$2.stat" "$2.cmp" >"$2.miss"; then
+		echo "FAIL: $1: ptrec decode --stat differs from the runs' totals in:"
+		head -n 4 "$2.miss"
+		fails=$((fails + 1))
+	fi
+}
+
+# garble TRACE OFFSET...: overwrites 3 bytes at each offset.
+garble() {
+	_t=$1
+	shift
+	for _o in "$@"; do
+		printf '\377\003\231' | dd of="$_t" bs=1 seek="$_o" conv=notrunc 2>/dev/null
+	done
+}
+
+for p in loops signals indirect recursion; do
+	d="$work/$p"
+	ptgen_record "$p" "$d" || exit 1
+	grep -v 'libc\.so' "$d/image.txt" >"$d/image-nolibc.txt"
+	while IFS='|' read -r name opts; do
+		t="$d/$name.pt"
+		# shellcheck disable=SC2086
+		"$PTGEN" encode $opts -o "$t" "$d" >/dev/null || { fails=$((fails + 1)); continue; }
+		for c in $(ptgen_ring_cuts "$t"); do
+			check "$p/$name cut ${c##*.}" "$c" "$d/image.txt"
+		done
+		size=$(wc -c <"$t")
+		cp "$t" "$t.bad"
+		garble "$t.bad" $((size / 5)) $((size / 3)) $((size / 2)) $((size * 3 / 4))
+		check "$p/$name garbled" "$t.bad" "$d/image.txt"
+		check "$p/$name without libc" "$t" "$d/image-nolibc.txt"
+	done <<EOF2
+$PTGEN_SETTINGS
+ovf-psb200|--psb-period 200 --overflow 2000:100
+ovf-timing|--timing all --overflow 3000:500 --psb-period 700
+corrupt-tnt|--corrupt-tnt 500 --psb-period 300
+repeat|--repeat 3 --psb-period 2000
+EOF2
+	echo "checked: $p"
+done
+echo "$checks checks, $fails failed"
+[ $fails -eq 0 ]
