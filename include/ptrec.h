@@ -218,6 +218,8 @@ struct ptrec_watch {
 	uint64_t start_ns;    /* CLOCK_MONOTONIC_COARSE at begin */
 	uint64_t mark;        /* the begin marker's value (the end marker is mark + 1) */
 	unsigned flags;       /* PTREC_WATCH_* */
+	uint64_t begin_tsc;   /* TSC at begin when the span is placed by time (intel_pt without
+	                         PTWRITE), else 0 */
 };
 
 /* Flags for ptrec_watch_begin_flags. */

@@ -121,7 +121,10 @@ struct ptrec_dump_thread {
 };
 
 /* A latency watch's span (ptrec_watch_begin/end).  Its markers are in the event thread's
- * ring: the branches between the begin and the end marker are the span. */
+ * ring: the branches between the begin and the end marker are the span.  On intel_pt without
+ * PTWRITE there are no markers: begin_tsc/end_tsc place the span by the trace's times.
+ * Records written before begin_tsc existed end after `reserved` (PTREC_DUMP_WATCH_V1_SIZE
+ * bytes); readers take a shorter record's missing fields as 0 and ignore extra bytes. */
 struct ptrec_dump_watch {
 	char name[64];         /* the watch's name, NUL-terminated, may be truncated */
 	uint64_t budget_ns;    /* its budget */
@@ -130,7 +133,11 @@ struct ptrec_dump_watch {
 	uint64_t end_mark;     /* marker value at end */
 	uint32_t flags;        /* PTREC_WATCH_* of the public API */
 	uint32_t reserved;     /* zero */
+	uint64_t begin_tsc;    /* TSC (rdtsc) at begin when no marker was written (intel_pt
+	                          without PTWRITE), 0 = not known */
+	uint64_t end_tsc;      /* TSC at end, 0 = not known */
 };
+#define PTREC_DUMP_WATCH_V1_SIZE 104u /* bytes of a WATCH record without begin_tsc/end_tsc */
 
 /* Memory kinds for PTREC_REC_MEMORY. */
 enum ptrec_dump_memory_kind {

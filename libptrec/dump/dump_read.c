@@ -242,20 +242,25 @@ static int read_process(struct ptrec_dump *d, const uint8_t *payload, uint64_t s
 	return 0;
 }
 
+_Static_assert(offsetof(struct ptrec_dump_watch, begin_tsc) == PTREC_DUMP_WATCH_V1_SIZE,
+               "the first WATCH layout ends where begin_tsc starts");
+
 static int read_watch(struct ptrec_dump *d, const uint8_t *payload, uint64_t size,
                       uint64_t off, struct ptrec_dump_error *err)
 {
 	struct ptrec_dump_watch w;
 
-	if (size != sizeof(w))
+	/* Older writers stop before begin_tsc; newer ones may add fields after end_tsc. */
+	if (size < PTREC_DUMP_WATCH_V1_SIZE)
 		return fail(err, -PTREC_EFORMAT, off + 8,
-		            "WATCH record has %" PRIu64 " payload bytes, expected %zu", size,
-		            sizeof(w));
+		            "WATCH record has %" PRIu64 " payload bytes, expected at least %u", size,
+		            PTREC_DUMP_WATCH_V1_SIZE);
 	if (d->has_watch) {
 		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": second WATCH record ignored", off);
 		return 0;
 	}
-	memcpy(&w, payload, sizeof(w));
+	memset(&w, 0, sizeof(w));
+	memcpy(&w, payload, size < sizeof(w) ? (size_t)size : sizeof(w));
 	w.name[sizeof(w.name) - 1] = '\0';
 	d->watch = w;
 	d->has_watch = 1;

@@ -83,39 +83,6 @@ static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
 	return 0;
 }
 
-/* Keeps only the branches of the watch's span in the event thread t: from its begin marker
- * to its end marker, both kept.  The newest end marker wins; a missing begin marker (the ring
- * wrapped since) keeps everything older, a missing end marker keeps the history as it is. */
-static void cut_to_span(struct ptrec_report *r, struct ptrec_report_thread *t,
-                        const struct ptrec_dump_watch *w)
-{
-	size_t end = t->nbranches, begin = SIZE_MAX;
-
-	while (end > 0 && !(t->branches[end - 1].kind == PTREC_BR_MARKER &&
-	                    t->branches[end - 1].to == w->end_mark))
-		end--;
-	if (!end) {
-		ptrec_warn(&r->warnings, "watch \"%s\": its end marker is not in the history of "
-		           "thread %" PRIu32 "; the history is shown uncut", w->name, t->rec->hdr.tid);
-		return;
-	}
-	for (size_t k = end - 1; k > 0 && begin == SIZE_MAX; k--)
-		if (t->branches[k - 1].kind == PTREC_BR_MARKER && t->branches[k - 1].to == w->begin_mark)
-			begin = k - 1;
-	t->span = 1;
-	if (begin == SIZE_MAX) {
-		begin = 0;
-		t->span_open = 1;
-		ptrec_warn(&r->warnings, "watch \"%s\": its begin marker was overwritten (the span "
-		           "is longer than the ring holds); the span starts at the oldest branch kept",
-		           w->name);
-	}
-	t->span_after = t->nbranches - end;
-	t->span_before = begin;
-	memmove(t->branches, t->branches + begin, (end - begin) * sizeof(*t->branches));
-	t->nbranches = end - begin;
-}
-
 int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
                        const struct ptrec_report_options *opt)
 {
@@ -193,7 +160,7 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 		if ((rc = decode_thread(r, t)))
 			return rc;
 		if (t->crashed && dump->has_watch)
-			cut_to_span(r, t, &dump->watch);
+			ptrec_report_cut_span(r, t, &dump->watch);
 		if (!t->nbranches)
 			continue;
 		/* The time span of the history, whatever decoded it. */

@@ -59,8 +59,22 @@ struct ptrec_report_thread {
 	int span;                   /* 1: branches is cut to a watch's span (event thread) */
 	size_t span_before;         /* events older than the begin marker left out */
 	size_t span_after;          /* events newer than the end marker left out */
-	int span_open;              /* 1: the begin marker was not in the ring (overwritten):
-	                               the span starts with the oldest branch kept */
+	int span_open;              /* 1: the begin marker was not in the ring (overwritten), or
+	                               no branch kept is timed before the begin: the span
+	                               starts with the oldest branch kept */
+	int span_by_time;           /* 1: no markers; the span is the branches timed between
+	                               the watch's begin_tsc and end_tsc */
+	int span_missed;            /* 1 (span_by_time): no branch is timed inside the span;
+	                               branches is empty */
+	uint64_t span_res_begin;    /* span_by_time: from the last branch time before the begin to
+	                               the first inside the span (0: none before): how exactly
+	                               the begin is placed */
+	uint64_t span_res_end;      /* from the last branch time inside to the first after the end
+	                               (0: none after) */
+	int span_res_ns;            /* 1: span_res_* are nanoseconds, 0: TSC ticks (the thread's
+	                               TSC conversion is unknown) */
+	uint64_t trace_first_tsc;   /* span_by_time: the oldest and newest branch times of the */
+	uint64_t trace_last_tsc;    /* history before it was cut */
 };
 
 /* The whole report. */
@@ -96,6 +110,12 @@ void ptrec_report_free(struct ptrec_report *r);
 /* Decodes the intel_pt ring of t into t->branches (report_pt.c).  Returns 0 (decoding
  * problems become warnings and t->status) or -PTREC_ENOMEM. */
 int ptrec_report_decode_pt(struct ptrec_report *r, struct ptrec_report_thread *t);
+
+/* Cuts the event thread t's history to the watch w's span (report_span.c): the branches from
+ * its begin to its end marker; without an end marker but with w's begin_tsc/end_tsc, the
+ * branches timed between them (span_by_time); otherwise leaves it uncut with a warning. */
+void ptrec_report_cut_span(struct ptrec_report *r, struct ptrec_report_thread *t,
+                           const struct ptrec_dump_watch *w);
 
 /* Renderers.  Each writes the whole report to out and returns 0, or -PTREC_EIO if writing
  * failed. */

@@ -79,6 +79,25 @@ static void jbranch(struct ptrec_report *r, const struct ptrec_report_thread *t,
 	fputc('}', out);
 }
 
+/* The members of a span placed by time (no markers): whether any branch lies inside it, the
+ * times the history covers, and how exactly its begin and end are placed (null: unknown). */
+static void jspan_time(const struct ptrec_report_thread *t, FILE *out)
+{
+	fprintf(out, ",\"in_history\":%s,\"history_first_tsc\":%" PRIu64
+	        ",\"history_last_tsc\":%" PRIu64 ",\"resolution\":{\"unit\":\"%s\",\"begin\":",
+	        t->span_missed ? "false" : "true", t->trace_first_tsc, t->trace_last_tsc,
+	        t->span_res_ns ? "ns" : "tsc");
+	if (t->span_res_begin)
+		fprintf(out, "%" PRIu64, t->span_res_begin);
+	else
+		fputs("null", out);
+	fputs(",\"end\":", out);
+	if (t->span_res_end)
+		fprintf(out, "%" PRIu64 "}", t->span_res_end);
+	else
+		fputs("null}", out);
+}
+
 static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
 {
 	const struct ptrec_dump_thread *h = &t->rec->hdr;
@@ -168,8 +187,12 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 	if (t->span) {
 		n = t->nbranches; /* a watch's span is shown whole */
 		fprintf(out, ",\"span\":{\"older_left_out\":%zu,\"newer_left_out\":%zu,"
-		        "\"begin_overwritten\":%s}", t->span_before, t->span_after,
-		        t->span_open ? "true" : "false");
+		        "\"begin_overwritten\":%s,\"placed_by\":\"%s\"", t->span_before,
+		        t->span_after, t->span_open ? "true" : "false",
+		        t->span_by_time ? "time" : "markers");
+		if (t->span_by_time)
+			jspan_time(t, out);
+		fputc('}', out);
 	}
 	fputs(",\"branches\":[", out);
 	for (size_t i = 0; i < n; i++) {
@@ -216,9 +239,10 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 		jstr(out, d->watch.name);
 		fprintf(out, ",\"budget_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 		        ",\"begin_mark\":\"0x%" PRIx64 "\",\"end_mark\":\"0x%" PRIx64
-		        "\",\"all_threads\":%s}", d->watch.budget_ns, d->watch.duration_ns,
-		        d->watch.begin_mark, d->watch.end_mark,
-		        d->watch.flags & PTREC_WATCH_ALL_THREADS ? "true" : "false");
+		        "\",\"all_threads\":%s,\"begin_tsc\":%" PRIu64 ",\"end_tsc\":%" PRIu64 "}",
+		        d->watch.budget_ns, d->watch.duration_ns, d->watch.begin_mark,
+		        d->watch.end_mark, d->watch.flags & PTREC_WATCH_ALL_THREADS ? "true" : "false",
+		        d->watch.begin_tsc, d->watch.end_tsc);
 	}
 	fprintf(out, ",\"dump\":{\"complete\":%s,\"threads\":%zu}", d->complete ? "true" : "false",
 	        d->nthreads);

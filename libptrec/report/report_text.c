@@ -246,6 +246,35 @@ static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thre
 	fprintf(out, "  (stops: %s)\n", t->unwind_stop ? t->unwind_stop : "?");
 }
 
+/* The header line of a span placed by time (no markers). */
+static void print_span_by_time(const struct ptrec_report_thread *t,
+                               const struct ptrec_dump_watch *w, FILE *out)
+{
+	const char *unit = t->span_res_ns ? "ns" : "TSC ticks";
+
+	fprintf(out, "span:     placed by time (no markers in the trace: intel_pt without PTWRITE): "
+	        "the branches timed in TSC %" PRIu64 "..%" PRIu64, w->begin_tsc, w->end_tsc);
+	if (t->span_missed) {
+		fprintf(out, "; none is: the history covers TSC %" PRIu64 "..%" PRIu64 ", %s\n",
+		        t->trace_first_tsc, t->trace_last_tsc,
+		        t->trace_last_tsc < w->begin_tsc ? "all before the span began"
+		        : t->trace_first_tsc > w->end_tsc ? "all after it ended (the span was "
+		                                            "overwritten)"
+		        : "before and after it (no traced code ran during the span)");
+		return;
+	}
+	fputs("; timing resolution at the begin ", out);
+	if (t->span_res_begin)
+		fprintf(out, "%" PRIu64 " %s", t->span_res_begin, unit);
+	else
+		fputs("unknown (no branch timed before it)", out);
+	fputs(", at the end ", out);
+	if (t->span_res_end)
+		fprintf(out, "%" PRIu64 " %s\n", t->span_res_end, unit);
+	else
+		fputs("unknown (no branch timed after it)\n", out);
+}
+
 static void print_branches(struct ptrec_report *r, const struct ptrec_report_thread *t,
                            unsigned max, FILE *out)
 {
@@ -253,14 +282,23 @@ static void print_branches(struct ptrec_report *r, const struct ptrec_report_thr
 
 	if (t->span) {
 		/* A watch's span: all of it, whatever --branches says. */
-		fprintf(out, "the watched span: %zu branches from its begin to its end marker "
-		        "(newest first; %zu older and %zu newer left out):\n", t->nbranches,
-		        t->span_before, t->span_after);
+		if (t->span_by_time)
+			fprintf(out, "the watched span, placed by time: %zu branches timed from its begin "
+			        "to its end", t->nbranches);
+		else
+			fprintf(out, "the watched span: %zu branches from its begin to its end marker",
+			        t->nbranches);
+		fprintf(out, " (newest first; %zu older and %zu newer left out):\n", t->span_before,
+		        t->span_after);
+		if (t->span_missed)
+			fputs("  (none: no branch of this history is timed inside the span)\n", out);
 		for (size_t i = 0; i < t->nbranches; i++)
 			print_branch(r, t, &t->branches[t->nbranches - 1 - i], i, out);
 		if (t->span_open)
-			fprintf(out, "  -- the begin marker was overwritten: the span is older than the "
-			             "ring\n");
+			fputs(t->span_by_time ? "  -- no branch kept is timed before the begin: the span "
+			                        "is older than the history kept\n"
+			                      : "  -- the begin marker was overwritten: the span is older "
+			                        "than the ring\n", out);
 		return;
 	}
 	fprintf(out, "last %zu of %" PRIu64 " branches (newest first):\n", n, t->total_branches);
@@ -340,10 +378,13 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	}
 	if (p->reason[0])
 		fprintf(out, "reason:   %s\n", p->reason);
-	if (d->has_watch)
+	if (d->has_watch) {
 		fprintf(out, "watch:    \"%s\": took %" PRIu64 " us, budget %" PRIu64 " us (%s)\n",
 		        d->watch.name, d->watch.duration_ns / 1000, d->watch.budget_ns / 1000,
 		        d->watch.flags & PTREC_WATCH_ALL_THREADS ? "all threads" : "its thread only");
+		if (r->nthreads && r->threads[0].span_by_time)
+			print_span_by_time(&r->threads[0], &d->watch, out);
+	}
 	fprintf(out, "time:     %s.%09" PRId64 " UTC\n", tbuf, p->time_nsec);
 	fprintf(out, "backend:  %s\n", ptrec_backend_name(p->backend));
 	fprintf(out, "cpu:      family %" PRIu32 " model %" PRIu32 " stepping %" PRIu32 "\n",

@@ -80,9 +80,24 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 		        ",\"tid\":%" PRIu32 ",\"args\":{\"name\":", p->pid, h->tid);
 		jstr(out, tname);
 		fputs("}}", out);
+		/* A span placed by time has no markers: its slice runs from the watch's begin TSC
+		 * to its end TSC, around the branches timed inside. */
+		int by_time = t->span_by_time && !t->span_missed;
+		uint64_t end_ns = 0;
 		if (t->has_time) {
 			int exact;
 			base_ns = ptrec_tsc_to_ns(h, t->first_time, &exact);
+		}
+		if (by_time) {
+			const struct ptrec_dump_watch *w = &r->dump->watch;
+			char name[96];
+			int exact;
+			uint64_t b = ptrec_tsc_to_ns(h, w->begin_tsc, &exact);
+			base_ns = b < base_ns ? b : base_ns;
+			end_ns = ptrec_tsc_to_ns(h, w->end_tsc, &exact) - base_ns;
+			snprintf(name, sizeof(name), "watch %s (placed by time)", w->name);
+			event(out, &first, "B", name, p->pid, h->tid, b - base_ns);
+			depth++;
 		}
 		/* Calls open before the history starts are unknown; returns past them are skipped. */
 		for (size_t k = 0; k < t->nbranches; k++) {
@@ -137,9 +152,10 @@ int ptrec_report_trace(struct ptrec_report *r, FILE *out)
 			jstr(out, p->signo ? ptrec_report_signal_name(p->signo) : ptrec_report_event_name(p->event));
 			fputc('}', out);
 		}
-		/* Close what is still open at the end of the history. */
+		/* Close what is still open at the end of the history (of the span). */
 		while (depth--)
-			event(out, &first, "E", NULL, p->pid, h->tid, ts + 1000);
+			event(out, &first, "E", NULL, p->pid, h->tid,
+			      by_time && end_ns >= ts ? end_ns : ts + 1000);
 	}
 	fputs("\n]}\n", out);
 	return ferror(out) ? -PTREC_EIO : 0;

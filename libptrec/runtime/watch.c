@@ -9,6 +9,9 @@
  * instrumented ring a watch's marker is a BRANCH record of kind PTREC_BR_MARKER (from = the
  * caller, to = the 48-bit value): unlike ptrec_soft_mark it reads no TSC, which costs more
  * than the rest of the watch on some virtual machines.
+ * On intel_pt without PTWRITE a marker has no place in the trace: a watch reads the TSC at
+ * begin and end instead (rdtsc, the clock of the trace's TSC/MTC packets), and the report
+ * places the span among the branches by their times.
  * Only a span over its budget costs more: a per-name rate limit (a small table under a
  * mutex), then a snapshot of the calling thread (or all threads) queued like ptrec_snapshot.
  * The untriggered path takes no lock and allocates nothing: async-signal-safe. */
@@ -19,6 +22,7 @@
 #include <time.h>
 
 #include "capture/backend_soft.h"
+#include "capture/soft_write.h"
 #include "core/branch.h"
 #include "core/safe_str.h"
 #include "runtime/recorder.h"
@@ -54,6 +58,12 @@ static inline void mark(uint64_t value)
 	ptrec_soft_mark(value);
 }
 
+/* 1 if the calling thread's watches are placed by time: intel_pt without PTWRITE. */
+static inline int by_time(void)
+{
+	return !ptrec_pt_ptwrite && ptrec_rec.ops == &ptrec_backend_intel_pt;
+}
+
 /* A watch's marker (value < 2^48), written at site. */
 static inline void watch_mark(uint64_t site, uint64_t value)
 {
@@ -78,7 +88,12 @@ PTREC_API void ptrec_watch_begin_flags(struct ptrec_watch *w, const char *name,
 	w->flags = flags;
 	w->mark = PTREC_MARK_WATCH_TAG << 36 | (++span_seq & ((1ull << 35) - 1)) << 1;
 	w->start_ns = coarse_ns();
-	if (atomic_load_explicit(&ptrec_rec.initialized, memory_order_relaxed))
+	w->begin_tsc = 0;
+	if (!atomic_load_explicit(&ptrec_rec.initialized, memory_order_relaxed))
+		return;
+	if (by_time())
+		w->begin_tsc = ptrec_soft_tsc();
+	else
 		watch_mark((uint64_t)(uintptr_t)__builtin_return_address(0), w->mark);
 }
 
@@ -118,7 +133,7 @@ static int name_allows(const char *name, uint64_t now)
 
 /* The span on w took duration ns, over its budget: snapshot it. */
 static void trigger(const struct ptrec_watch *w, uint64_t now, uint64_t duration,
-                    const struct ptrec_snap_site *site)
+                    uint64_t end_tsc, const struct ptrec_snap_site *site)
 {
 	const char *name = w->name ? w->name : "watch";
 	struct ptrec_dump_watch dw;
@@ -138,6 +153,10 @@ static void trigger(const struct ptrec_watch *w, uint64_t now, uint64_t duration
 	dw.begin_mark = w->mark;
 	dw.end_mark = w->mark | 1;
 	dw.flags = w->flags;
+	if (w->begin_tsc && end_tsc) {
+		dw.begin_tsc = w->begin_tsc;
+		dw.end_tsc = end_tsc;
+	}
 	snprintf(reason, sizeof(reason), "watch \"%s\" took %llu us, over its budget of %llu us",
 	         name, (unsigned long long)(duration / 1000),
 	         (unsigned long long)(w->budget_ns / 1000));
@@ -147,16 +166,21 @@ static void trigger(const struct ptrec_watch *w, uint64_t now, uint64_t duration
 
 PTREC_API uint64_t ptrec_watch_end(struct ptrec_watch *w)
 {
+	uint64_t end_tsc = 0;
+
+	if (w->begin_tsc)
+		end_tsc = ptrec_soft_tsc();
 	uint64_t now = coarse_ns();
 	uint64_t duration = now - w->start_ns;
 
 	if (!atomic_load_explicit(&ptrec_rec.initialized, memory_order_relaxed))
 		return 0;
-	watch_mark((uint64_t)(uintptr_t)__builtin_return_address(0), w->mark | 1);
+	if (!w->begin_tsc)
+		watch_mark((uint64_t)(uintptr_t)__builtin_return_address(0), w->mark | 1);
 	if (__builtin_expect(duration > w->budget_ns, 0)) {
 		struct ptrec_snap_site site;
 		PTREC_SNAP_SITE(&site);
-		trigger(w, now, duration, &site);
+		trigger(w, now, duration, end_tsc, &site);
 	}
 	return duration;
 }

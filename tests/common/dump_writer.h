@@ -120,12 +120,27 @@ static inline void tw_regs(struct tbuf *b, uint32_t tid, uint64_t rip, uint64_t 
 	free(p.p);
 }
 
-/* THREAD with ring bytes. */
-static inline void tw_thread(struct tbuf *b, uint32_t tid, uint32_t backend, uint32_t flags,
-                             const char *name, uint64_t ring_size, uint64_t head,
-                             const void *data, size_t len)
+/* The clock fields of a THREAD record (dump_format.h), zero = unknown. */
+struct tw_clock {
+	uint32_t mtc_period;   /* intel_pt MTC period exponent */
+	uint32_t tsc_ratio_n;  /* CPUID 15H EBX */
+	uint32_t tsc_ratio_d;  /* CPUID 15H EAX */
+	uint32_t nom_freq;     /* max non-turbo ratio */
+	uint64_t time_zero;    /* TSC -> ns: time_zero + tsc * time_mult >> time_shift */
+	uint32_t time_shift;
+	uint32_t time_mult;
+};
+
+/* THREAD with ring bytes and the clock fields of clk (NULL: all zero). */
+static inline void tw_thread_clock(struct tbuf *b, uint32_t tid, uint32_t backend,
+                                   uint32_t flags, const char *name, uint64_t ring_size,
+                                   uint64_t head, const void *data, size_t len,
+                                   const struct tw_clock *clk)
 {
+	static const struct tw_clock none;
 	struct tbuf p = {0};
+	if (!clk)
+		clk = &none;
 	tb_u32(&p, tid);
 	tb_u32(&p, backend);
 	tb_u32(&p, flags);
@@ -137,17 +152,47 @@ static inline void tw_thread(struct tbuf *b, uint32_t tid, uint32_t backend, uin
 	tb_u64(&p, 0);             /* pt_config */
 	tb_u64(&p, 0);
 	tb_u64(&p, 0);
-	tb_u32(&p, 0);             /* mtc_period */
-	tb_u32(&p, 0);
-	tb_u32(&p, 0);
-	tb_u32(&p, 0);             /* nom_freq */
-	tb_u64(&p, 0);             /* time_zero */
-	tb_u32(&p, 0);             /* time_shift */
-	tb_u32(&p, 0);             /* time_mult */
+	tb_u32(&p, clk->mtc_period);
+	tb_u32(&p, clk->tsc_ratio_n);
+	tb_u32(&p, clk->tsc_ratio_d);
+	tb_u32(&p, clk->nom_freq);
+	tb_u64(&p, clk->time_zero);
+	tb_u32(&p, clk->time_shift);
+	tb_u32(&p, clk->time_mult);
 	tb_u64(&p, 0);             /* stack_pointer */
 	tb_put(&p, data, len);
 	tw_record(b, PTREC_REC_THREAD, p.p, p.n);
 	free(p.p);
+}
+
+/* WATCH: the fields in the documented order, cut or zero-padded to size payload bytes (104: a
+ * record from before begin_tsc/end_tsc existed). */
+static inline void tw_watch(struct tbuf *b, const char *name, uint64_t budget_ns,
+                            uint64_t duration_ns, uint64_t begin_mark, uint64_t end_mark,
+                            uint32_t flags, uint64_t begin_tsc, uint64_t end_tsc, size_t size)
+{
+	struct tbuf p = {0};
+	tb_str(&p, name, 64);
+	tb_u64(&p, budget_ns);
+	tb_u64(&p, duration_ns);
+	tb_u64(&p, begin_mark);
+	tb_u64(&p, end_mark);
+	tb_u32(&p, flags);
+	tb_u32(&p, 0);             /* reserved */
+	tb_u64(&p, begin_tsc);
+	tb_u64(&p, end_tsc);
+	while (p.n < size)
+		tb_put(&p, "", 1);
+	tw_record(b, PTREC_REC_WATCH, p.p, size);
+	free(p.p);
+}
+
+/* THREAD with ring bytes. */
+static inline void tw_thread(struct tbuf *b, uint32_t tid, uint32_t backend, uint32_t flags,
+                             const char *name, uint64_t ring_size, uint64_t head,
+                             const void *data, size_t len)
+{
+	tw_thread_clock(b, tid, backend, flags, name, ring_size, head, data, len, NULL);
 }
 
 static inline void tw_memory(struct tbuf *b, uint64_t vaddr, uint32_t kind, uint32_t tid,
