@@ -231,9 +231,12 @@ struct ptrec_watch {
  * budget_ns, the calling thread's ring is snapshotted (queued like ptrec_snapshot) and its
  * report is cut to the span: only the branches between the begin and end markers, with both
  * marked, and the span's name, duration and budget in the report's header (text, JSON and
- * trace-event output).  name must outlive the span; it also keys the rate limit: at most one
- * snapshot per name per snapshot_interval_ms (the global interval does not apply to watches;
- * snapshot_max_files does).  Spans nest (each has its own markers) and run concurrently on
+ * trace-event output).  On Intel PT without PTWRITE no marker can be written: the watch reads
+ * the TSC at begin and end instead, and the report keeps the branches whose trace times lie
+ * between the two (the header says the span was placed by time, and how exactly).  name must
+ * outlive the span; it also keys the rate limit: at most one snapshot per name per
+ * snapshot_interval_ms (the global interval does not apply to watches; snapshot_max_files
+ * does).  Spans nest (each has its own markers) and run concurrently on
  * different threads.  Time is CLOCK_MONOTONIC_COARSE (a few ns to read; its resolution, often
  * 1-4 ms, bounds how exactly a span near its budget is judged).  Untriggered, a begin+end pair
  * costs tens of nanoseconds (bench/bench_watch).  Does nothing when the recorder is not
@@ -258,7 +261,7 @@ PTREC_API uint64_t ptrec_watch_end(struct ptrec_watch *w);
  * branches: a PTWRITE on Intel PT when the CPU enumerates it (CPUID.(EAX=14H,ECX=0):EBX[4])
  * and the kernel's intel_pt PMU has the `ptw` format bit, otherwise a marker record in the
  * instrumented ring.  Reports show it as a "mark" event with the value.  Does nothing on
- * intel_bts, without a ring, or before ptrec_init.  Async-signal-safe, lock-free. */
+ * intel_bts, on intel_pt without PTWRITE, without a ring, or before ptrec_init.  Async-signal-safe, lock-free. */
 PTREC_API void ptrec_mark(uint64_t value);
 
 /* ---- Crashes ---------------------------------------------------------------------------- */
