@@ -101,6 +101,7 @@ static void cut_by_time(struct ptrec_report *r, struct ptrec_report_thread *t,
 	if (first == SIZE_MAX) {
 		/* Nothing inside: say so rather than show branches from outside the span. */
 		t->span_missed = 1;
+		t->status = "no branch is timed inside the watched span";
 		ptrec_warn(&r->warnings, "watch \"%s\": no branch of thread %" PRIu32 " is timed "
 		           "inside its span (TSC %" PRIu64 "..%" PRIu64 "; the history covers %" PRIu64
 		           "..%" PRIu64 ")", w->name, t->rec->hdr.tid, lo, hi, tmin, tmax);
