@@ -23,6 +23,15 @@
 #define AUX_HELD 8            /* items waiting for their FUP or their branch */
 #define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
 
+/* The hot paths (fast_step and the loops around it) only take steps the general walk would take
+ * the same way.  A test build with PT_FLOW_GENERAL_ONLY (tests/ptgen/flow_compare_general) has
+ * none, every step through the general walk: the reference they are checked against. */
+#ifdef PT_FLOW_GENERAL_ONLY
+#define HOT_PATHS 0
+#else
+#define HOT_PATHS 1
+#endif
+
 /* How a cached block ends. */
 enum blk_end {
 	BLK_BRANCH = 0, /* with a branch instruction (iclass in blk.iclass) */
@@ -489,21 +498,42 @@ static int32_t blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 	return (int32_t)f->nblk++;
 }
 
-/* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
-static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
+/* Returns the cached block at (ip, mode), or -1 when it is not cached (nothing decoded). */
+static inline int32_t blk_find(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 {
 	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
 	for (;;) {
 		int32_t i = f->hash[k];
 		if (i < 0)
-			break;
+			return -1;
 		if (f->blk[i].start == ip && f->blk[i].mode == mode) {
 			f->stats.block_hits++;
 			return i;
 		}
 		k = (k + 1) & f->hash_mask;
 	}
-	return blk_decode(f, ip, mode);
+}
+
+/* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
+static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
+{
+	int32_t i = blk_find(f, ip, mode);
+	return i >= 0 ? i : blk_decode(f, ip, mode);
+}
+
+/* The block an indirect branch or return of the current block reaches at to, as the general
+ * walk finds it (succ_ind when it is the one, else a lookup that becomes succ_ind), or -1 when
+ * it is not cached (then nothing changed). */
+static inline int32_t ind_succ(struct ptrec_pt_flow *f, uint64_t to)
+{
+	struct blk *b = &f->blk[f->cur_blk];
+	int32_t next = b->succ_ind;
+	if (next >= 0 && f->blk[next].start == to && f->blk[next].mode == f->mode)
+		return next;
+	next = blk_find(f, to, f->mode);
+	if (next >= 0)
+		b->succ_ind = next;
+	return next;
 }
 
 static void ret_push(struct ptrec_pt_flow *f, uint64_t ip);
@@ -1814,8 +1844,8 @@ static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow 
 				return 0;
 			unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
 			to = f->ret[top];
-			next = b->succ_ind;
-			if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+			next = ind_succ(f, to);
+			if (next < 0)
 				return 0;
 			f->tnt_n--;
 			f->ret_top = top;
@@ -1830,11 +1860,12 @@ static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow 
 	case X86_IC_JMP_IND:
 	case X86_IC_CALL_IND:
 	case X86_IC_FAR:
-		if (!tip || !nx->has_ip || nx->has_mode)
+		/* (the general walk delivers held PIP/VMCS items here) */
+		if (!tip || !nx->has_ip || nx->has_mode || f->br_held_n)
 			return 0;
 		to = nx->ip;
-		next = b->succ_ind;
-		if (next < 0 || f->blk[next].start != to || f->blk[next].mode != b->mode)
+		next = ind_succ(f, to);
+		if (next < 0)
 			return 0;
 		kind = b->iclass == X86_IC_RET ? PTREC_BR_RET
 		     : b->iclass == X86_IC_JMP_IND ? PTREC_BR_IND_JMP
@@ -1939,7 +1970,7 @@ static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *
 static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *f,
                                                         struct ptrec_pt_flow_run *run)
 {
-	if (f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
+	if (!HOT_PATHS || f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
 		return 0;
 	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f))
 		lookahead(f, 0);
@@ -1990,7 +2021,7 @@ static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
 		e = next_run_slow(f, run);
 	if (e > 0)
 		order_time(f, run);
-	f->hot = !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->aux_n &&
+	f->hot = HOT_PATHS && !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->aux_n &&
 	         !f->ptw_n;
 	return e;
 }
@@ -2080,7 +2111,8 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 		retire_chunks(f);
 	while (n < max) {
 		/* The hot loop: the state, the cache and the image cannot change under fast_step. */
-		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
+		if (HOT_PATHS && f->state == ST_ENABLED && f->cur_blk >= 0 &&
+		    *f->gen_ref == f->image_gen &&
 		    !f->aux_n && !f->ptw_n) {
 			size_t n0 = n;
 			struct jcc_tally t = {0, 0, 0};
@@ -2120,7 +2152,8 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 }
 
 /* Adds one run's event or auxiliary item to c (the instructions are counted by the caller). */
-static void count_run(struct ptrec_pt_flow_counts *c, const struct ptrec_pt_flow_run *run)
+static inline __attribute__((always_inline)) void count_run(struct ptrec_pt_flow_counts *c,
+                                                            const struct ptrec_pt_flow_run *run)
 {
 	const struct ptrec_branch *ev = &run->ev;
 	if (run->aux) {
@@ -2152,7 +2185,8 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 		/* Nothing handed out needs its lengths: retired chunks can go at once. */
 		if (f->retire)
 			retire_chunks(f);
-		if (f->state == ST_ENABLED && f->cur_blk >= 0 && *f->gen_ref == f->image_gen &&
+		if (HOT_PATHS && f->state == ST_ENABLED && f->cur_blk >= 0 &&
+		    *f->gen_ref == f->image_gen &&
 		    !f->aux_n && !f->ptw_n) {
 			struct jcc_tally t = {0, 0, 0};
 			uint64_t events = 0, jccs = 0;

@@ -1,7 +1,10 @@
 /* flow_compare.c — checks that every way of decoding a PT trace gives the same flow (test-only).
  *
- *   flow_compare [--elf FILE[:BASE]]... TRACE
+ *   flow_compare [--runs] [--elf FILE[:BASE]]... TRACE
  *
+ * Built twice: flow_compare with the decoder as it is, flow_compare_general with a decoder
+ * built without its hot paths (PT_FLOW_GENERAL_ONLY: every step through the general walk);
+ * with --runs both print every run, one line each, so that the two can be compared.
  * The reference is ptrec_pt_flow_next_run, one run per call.  Against it: ptrec_pt_flow_next_runs
  * in batches of 1, 7 and 64 runs (every run compared field by field, instruction lengths
  * included) and ptrec_pt_flow_count (its totals against the reference runs added up).  Prints
@@ -152,6 +155,21 @@ static int load_elf(struct ptrec_pt_img *img, const char *spec)
 	return ptrec_elf_load_image(img, name, has_base, base, NULL);
 }
 
+static void print_run(const struct ref_run *r)
+{
+	const struct ptrec_pt_flow_run *run = &r->run;
+	printf("%#" PRIx64 " %" PRIu32 " m%u c%u f%u [", run->ip, run->ninsn, run->mode,
+	       run->last_iclass, run->flags);
+	for (uint32_t i = 0; i < run->ninsn; i++)
+		printf("%u", r->len[i]);
+	printf("] k%u %#" PRIx64 "->%#" PRIx64 " t%" PRIu64 " f%u @%" PRIu64, run->ev.kind,
+	       run->ev.from, run->ev.to, run->ev.timestamp, run->ev.flags, run->offset);
+	if (run->aux)
+		printf(" aux%u %#" PRIx64 " %#" PRIx64 " %#" PRIx64, run->aux, run->aux_payload,
+		       run->aux_arg, run->aux_ip);
+	printf("%s%s\n", run->why ? " " : "", run->why ? run->why : "");
+}
+
 static void print_counts(const struct ptrec_pt_flow_counts *c)
 {
 	printf("insns: %" PRIu64 "\njcc: %" PRIu64 "\njcc-taken: %" PRIu64 "\njmp: %" PRIu64
@@ -172,6 +190,7 @@ int main(int argc, char **argv)
 {
 	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	const char *trace = NULL;
+	int runs_out = 0;
 	if (!img)
 		return 2;
 	for (int i = 1; i < argc; i++) {
@@ -180,6 +199,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "flow_compare: cannot load %s\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--runs")) {
+			runs_out = 1;
 		} else {
 			trace = argv[i];
 		}
@@ -242,6 +263,8 @@ int main(int argc, char **argv)
 		fails++;
 	}
 	ptrec_pt_flow_free(f);
+	for (size_t i = 0; runs_out && i < nref; i++)
+		print_run(&refs[i]);
 	print_counts(&ref);
 	for (size_t i = 0; i < nref; i++)
 		free(refs[i].len);

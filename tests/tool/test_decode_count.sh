@@ -5,10 +5,13 @@
 # must equal the runs added up and what `ptrec decode --stat` prints.  On ptgen traces of real
 # programs with every encoder setting of ptgen_lib.sh, cut like a wrapped ring (the oldest bytes
 # start mid-packet), with an overflow, a wrong TNT bit, bytes overwritten with garbage (bad
-# packets, resyncs) and code missing from the image.  SKIPs only without ptrace.
+# packets, resyncs) and code missing from the image.  And the hot paths (the block cache's
+# successor links, TNT bursts, the totals-only loop) must give exactly the runs of the general
+# walk alone (flow_compare_general, a decoder built without them).  SKIPs only without ptrace.
 . "$top_srcdir/tests/ptgen/ptgen_lib.sh"
 : "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
 COMPARE="$top_builddir/tests/ptgen/flow_compare"
+GENERAL="$top_builddir/tests/ptgen/flow_compare_general"
 
 work=$(ptgen_workdir) || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -22,6 +25,17 @@ check() {
 	_rc=$?
 	if [ $_rc -ne 0 ]; then
 		echo "FAIL: $1: flow_compare exited $_rc:"; head -n 4 "$2.cmp"
+		fails=$((fails + 1))
+		return
+	fi
+	# shellcheck disable=SC2046
+	"$COMPARE" --runs $(cat "$3") "$2" >"$2.hot" 2>&1
+	# shellcheck disable=SC2046
+	"$GENERAL" --runs $(cat "$3") "$2" >"$2.gen" 2>&1
+	_rc=$?
+	if [ $_rc -ne 0 ] || ! cmp -s "$2.hot" "$2.gen"; then
+		echo "FAIL: $1: the hot paths differ from the general walk (general exited $_rc):"
+		diff "$2.gen" "$2.hot" | head -n 5
 		fails=$((fails + 1))
 		return
 	fi
