@@ -47,7 +47,8 @@ static int keep(const struct ptrec_pt_flow_run *run)
 	r->len = malloc(run->ninsn ? run->ninsn : 1);
 	if (!r->len)
 		return -1;
-	memcpy(r->len, run->len, run->ninsn);
+	if (run->ninsn) /* len may be NULL without instructions */
+		memcpy(r->len, run->len, run->ninsn);
 	nref++;
 	return 0;
 }
