@@ -11,11 +11,14 @@
 #include <stdint.h>
 
 #include "ptrec.h"
+#include "core/fd_id.h"
 #include "dump/dump_format.h"
 
 /* One thread's ring as its backend keeps it.  Owned by the recorder's per-thread state. */
 struct ptrec_ring {
 	int fd;                   /* perf event fd, or -1 */
+	struct ptrec_fd_id fd_id; /* what fd was when opened: never ioctl or close it once the
+	                             application closed it and reused the number */
 	void *mmap_base;          /* perf: user page + data pages mapping, or NULL */
 	size_t mmap_size;         /* bytes of mmap_base */
 	uint8_t *data;            /* ring bytes (AUX area or software ring) */

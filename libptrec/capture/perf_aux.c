@@ -258,6 +258,7 @@ int ptrec_perf_aux_open(struct ptrec_ring *ring, size_t size,
 	}
 
 	ring->fd = fd;
+	ptrec_fd_id_take(fd, &ring->fd_id);
 	ring->mmap_base = base;
 	ring->mmap_size = base_size;
 	ring->data = aux;
@@ -282,13 +283,14 @@ int ptrec_perf_aux_open(struct ptrec_ring *ring, size_t size,
 
 void ptrec_perf_aux_close(struct ptrec_ring *ring)
 {
-	if (ring->fd >= 0)
+	int ours = ptrec_fd_id_same(ring->fd, &ring->fd_id);
+	if (ours)
 		ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (ring->data)
 		munmap(ring->data, ring->size);
 	if (ring->mmap_base)
 		munmap(ring->mmap_base, ring->mmap_size);
-	if (ring->fd >= 0)
+	if (ours)
 		close(ring->fd);
 	ring_reset(ring);
 }
@@ -299,7 +301,10 @@ int ptrec_perf_aux_freeze(struct ptrec_ring *ring)
 
 	if (ring->fd < 0 || !ring->mmap_base)
 		return -PTREC_ESTATE;
-	if (ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+	/* A descriptor the application closed: the event still records into the mapping, which
+	 * is read as it is (no ioctl on whatever file now has the number). */
+	if (!ptrec_fd_id_same(ring->fd, &ring->fd_id) ||
+	    ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
 		rc = -PTREC_EIO;
 	const struct perf_event_mmap_page *up = ring->mmap_base;
 	ring->head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
@@ -312,6 +317,8 @@ int ptrec_perf_aux_thaw(struct ptrec_ring *ring)
 	if (ring->fd < 0)
 		return -PTREC_ESTATE;
 	ring->frozen = 0;
+	if (!ptrec_fd_id_same(ring->fd, &ring->fd_id))
+		return -PTREC_EIO;
 	return ioctl(ring->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -PTREC_EIO : 0;
 }
 

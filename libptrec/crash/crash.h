@@ -210,8 +210,13 @@ const char *ptrec_dump_failure(int slot);
  * application never sees (no SIGCHLD, not returned by its waitpid(-1)).  Waits for it.
  * Returns 0 when the report was written, -PTREC_EIO if the tool did not run, failed or timed
  * out: an empty DUMP.txt is then removed, a partial one ends with a line saying it is
- * incomplete.  ASYNC-SIGNAL-SAFE (raw clone, fork + execve). */
+ * incomplete.  Needs ptrec_report_prepare (else -PTREC_EIO).  ASYNC-SIGNAL-SAFE (clone,
+ * execve; the application's address space is shared, never copied). */
 int ptrec_report_run(const char *dump, unsigned timeout_ms);
+
+/* Maps, at ptrec_init, the stacks the report's runner and tool run on (shared address space).
+ * Idempotent; on failure no report runs. */
+void ptrec_report_prepare(void);
 
 /* Creates DUMP.txt (0600, O_EXCL|O_NOFOLLOW) for the next ptrec_report_run of the calling
  * thread's slot.  Returns 0 or -errno (-EEXIST: the name is taken).  ASYNC-SIGNAL-SAFE. */

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fd_id.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
 
@@ -44,8 +45,7 @@
 static char env_state[PTREC_PATH_MAX], env_logs[PTREC_PATH_MAX];
 static char env_xdg[PTREC_PATH_MAX], env_home[PTREC_PATH_MAX];
 static int reserve_fd = -1;
-static dev_t reserve_dev;
-static ino_t reserve_ino;
+static struct ptrec_fd_id reserve_id;
 
 /* Static buffers: only the dump owner (one thread) or the snapshot lock holder uses them,
  * indexed by slot (0 crash, 1 snapshot). */
@@ -73,23 +73,17 @@ static void env_copy(const char *s, char *buf, size_t cap)
  * may have closed ours and opened /dev/null itself under the same number). */
 static int reserve_is_ours(int fd)
 {
-	struct stat st;
 	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-	return fl >= 0 && (fl & O_PATH) && fstat(fd, &st) == 0 && st.st_dev == reserve_dev &&
-	       st.st_ino == reserve_ino;
+	return fl >= 0 && (fl & O_PATH) && ptrec_fd_id_same(fd, &reserve_id);
 }
 
 /* Opens the reserved descriptor unless ours is still in place. */
 static void reserve_take(void)
 {
-	struct stat st;
 	if (reserve_is_ours(reserve_fd))
 		return;
 	reserve_fd = open("/dev/null", O_PATH | O_CLOEXEC);
-	if (reserve_fd >= 0 && fstat(reserve_fd, &st) == 0) {
-		reserve_dev = st.st_dev;
-		reserve_ino = st.st_ino;
-	}
+	ptrec_fd_id_take(reserve_fd, &reserve_id);
 }
 
 /* Closes the reserved descriptor if it is still ours (never one the application reused).

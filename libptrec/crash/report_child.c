@@ -1,25 +1,37 @@
 /* report_child.c — turns a dump into its text report without trusting the crashed process,
  * and says where everything went: one stderr line and one syslog line per crash.
+ * ASYNC-SIGNAL-SAFE ISLAND (the rules are at the end of this comment).
  *
  * The application never sees the processes this starts (servers reap every child with
  * waitpid(-1) and log the ones they did not start): a runner made by a raw clone with no exit
  * signal sends no SIGCHLD when it ends and is invisible to waitpid without __WCLONE; only the
- * caller waits for it.  The runner blocks its signals and forks the tool, which closes every
- * descriptor but 0/1/2 (the application's own, opened without O_CLOEXEC, never reach it),
- * empties its signal mask and execs the installed `ptrec report DUMP` by absolute path (never
- * a PATH lookup), stdout and stderr into DUMP.txt; the runner kills it after
- * report_timeout_ms and passes the outcome back in its exit status.  A report that did not complete is removed when empty
- * and otherwise ends with a line saying it is partial.  report_timeout_ms 0 runs no tool.
+ * caller waits for it.  The runner blocks its signals and starts the tool, which resets every
+ * signal to its default and empties its mask, closes every descriptor but 0/1/2 (the
+ * application's own, opened without O_CLOEXEC, never reach it) and execs the installed
+ * `ptrec report DUMP` by absolute path (never a PATH lookup), stdout and stderr into DUMP.txt;
+ * the runner kills it after report_timeout_ms and passes the outcome back in its exit status.
+ * A report that did not complete is removed when empty and otherwise ends with a line saying it
+ * is partial.  report_timeout_ms 0 runs no tool.
  * The tool's environment is the one of ptrec_init, copied then into static room, without
  * libptrec's LD_PRELOAD entry or PTREC_PRELOAD (the tool never records itself; the heap and
  * environ of the crashed process are not trusted).
  *
- * ASYNC-SIGNAL-SAFE ISLAND: runs inside the crash handler.  It may not call malloc/free,
- * stdio, fork() (glibc's runs atfork handlers and takes malloc locks: we use the raw syscall),
- * system/popen, syslog(3), or take locks (raw clone and fork syscalls run no atfork
- * handlers).  The children only call fork/waitpid/kill/nanosleep/fstat/write/unlink/dup2/open/
- * close_range/close/rt_sigprocmask/rt_sigaction/execve/exit; the syslog line is one sendto on
- * a socket made at ptrec_init. */
+ * Neither the runner nor the tool copies the application's address space: the runner shares it
+ * (CLONE_VM) on a stack of its own mapped at ptrec_init, and the tool is started like vfork
+ * (CLONE_VM|CLONE_VFORK, on a second stack) until its execve.  A fork would mark every page of
+ * the application copy-on-write, and each page it then writes would fault once: a snapshot's
+ * copies cost milliseconds instead of microseconds after each report, and a server with a
+ * large heap pays for copying its page tables at every crash and snapshot.  The two children
+ * write only their stacks, the slot and the caller's errno (they share its thread pointer; the
+ * caller waits with a raw syscall and restores errno itself); their waits, sleeps and opens are
+ * raw system calls, never the libc cancellation points that look at the caller's thread.
+ *
+ * The island's rules: this runs inside the crash handler.  It may not call malloc/free,
+ * stdio, fork() (glibc's runs atfork handlers and takes malloc locks), system/popen,
+ * syslog(3), or take locks (clone runs no atfork handlers).  The children only call
+ * clone/waitpid/kill/nanosleep/fstat/write/unlink/dup2/open/close_range/close/
+ * rt_sigprocmask/rt_sigaction/execve/exit; the syslog line is one sendto on a socket made at
+ * ptrec_init. */
 #include "config.h"
 
 #include <errno.h>
@@ -27,6 +39,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -37,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fd_id.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
 
@@ -68,10 +83,15 @@ struct report_slot {
 };
 
 static struct report_slot slots[2] = {{.fd = -1}, {.fd = -1}};
+
+/* The stacks of a slot's runner and tool (ptrec_report_prepare), each above a guard page. */
+#define CHILD_STACK (64u << 10)
+static uint8_t *child_stacks; /* 2 slots x 2 stacks, or NULL */
 static char line_buf[2 * PTREC_PATH_MAX + 512];
 static char note_buf[PTREC_PATH_MAX + 256];
 static char syslog_buf[2 * PTREC_PATH_MAX + 600];
 static int syslog_fd = -1;
+static struct ptrec_fd_id syslog_id; /* a daemon may close it and reuse the number */
 static struct sockaddr_un syslog_addr;
 
 static struct report_slot *my_slot(void)
@@ -158,12 +178,52 @@ static void finish_partial(struct report_slot *s, int out, const char *dump, uns
 	s->kept = 1;
 }
 
-/* In the runner: forks the tool (stdout and stderr to out, every other descriptor closed, an
- * empty signal mask), waits for it, killing it after timeout_ms, and ends a report that did not
- * complete.  Returns the runner's exit status: s->state << 1 | s->kept. */
-static int run_tool(struct report_slot *s, int out, const char *dump, unsigned timeout_ms)
+/* What the runner and the tool need; on the caller's stack, which they share. */
+struct child_args {
+	struct report_slot *s;
+	int out;
+	const char *dump;
+	unsigned timeout_ms;
+};
+
+static uint8_t *stack_top(int slot, int which)
 {
+	return child_stacks + ((size_t)(slot * 2 + which) + 1) * (CHILD_STACK + 4096);
+}
+
+/* The tool, until its execve: every signal back to its default (the copied handlers of the
+ * application must never run here), then an empty mask, stdin from /dev/null, stdout and
+ * stderr to the report, nothing else open. */
+static int tool_main(void *arg)
+{
+	const struct child_args *a = arg;
+	char *argv[4] = {ptrec_crash.tool_path, (char *)"report", (char *)a->dump, NULL};
 	unsigned long dfl[4] = {0, 0, 0, 0}; /* kernel sigaction: SIG_DFL, no flags, empty mask */
+	sigset_t none;
+
+	for (int sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, dfl, NULL, sizeof(long));
+	sigemptyset(&none);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(long));
+	int in = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY);
+	if (in >= 0)
+		dup2(in, 0);
+	dup2(a->out, 1);
+	dup2(a->out, 2);
+	close_from_3();
+	execve(ptrec_crash.tool_path, argv, report_env);
+	syscall(SYS_exit_group, 127);
+	return 127;
+}
+
+/* The runner: starts the tool, waits for it, killing it after timeout_ms, and ends a report
+ * that did not complete.  Its exit status is s->state << 1 | s->kept. */
+static int runner_main(void *arg)
+{
+	const struct child_args *a = arg;
+	struct report_slot *s = a->s;
+	unsigned long dfl[4] = {0, 0, 0, 0};
 	sigset_t all;
 	int status = 0;
 
@@ -172,52 +232,70 @@ static int run_tool(struct report_slot *s, int out, const char *dump, unsigned t
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(long));
 	syscall(SYS_rt_sigaction, SIGCHLD, dfl, NULL, sizeof(long));
-	long pid = syscall(SYS_fork);
-	if (pid == 0) {
-		char *argv[4] = {ptrec_crash.tool_path, (char *)"report", (char *)dump, NULL};
-		sigset_t none;
-		int in = open("/dev/null", O_RDONLY);
-		sigemptyset(&none);
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(long));
-		if (in >= 0)
-			dup2(in, 0);
-		dup2(out, 1);
-		dup2(out, 2);
-		close_from_3();
-		execve(ptrec_crash.tool_path, argv, report_env);
-		syscall(SYS_exit_group, 127);
-	}
+	pid_t pid = clone(tool_main, stack_top(s == &slots[0] ? 0 : 1, 1),
+	                  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a);
 	if (pid < 0) {
 		unlink(s->txt);
-		return REPORT_NOT_RUN << 1;
+		syscall(SYS_exit_group, REPORT_NOT_RUN << 1);
 	}
 
 	struct timespec step = {0, 2 * 1000000};
 	unsigned waited = 0;
 	for (;;) {
-		long r = waitpid((pid_t)pid, &status, WNOHANG);
+		long r = syscall(SYS_wait4, pid, &status, WNOHANG, NULL);
 		if (r == pid)
 			break;
 		if (r < 0 && errno != EINTR)
-			return REPORT_OK << 1; /* reaped elsewhere (__WALL): assume it finished */
-		if (waited >= timeout_ms) {
-			kill((pid_t)pid, SIGKILL);
-			while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
+			syscall(SYS_exit_group, REPORT_OK << 1); /* reaped elsewhere: assume it finished */
+		if (waited >= a->timeout_ms) {
+			kill(pid, SIGKILL);
+			while (syscall(SYS_wait4, pid, &status, 0, NULL) < 0 && errno == EINTR)
 				;
 			s->state = REPORT_TIMEOUT;
-			finish_partial(s, out, dump, timeout_ms);
-			return s->state << 1 | s->kept;
+			finish_partial(s, a->out, a->dump, a->timeout_ms);
+			syscall(SYS_exit_group, s->state << 1 | s->kept);
 		}
-		nanosleep(&step, NULL);
+		syscall(SYS_nanosleep, &step, NULL);
 		waited += 2;
 	}
 	/* 0: report written; 1: written, with gaps noted in it. */
 	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1))
-		return REPORT_OK << 1;
+		syscall(SYS_exit_group, REPORT_OK << 1);
 	s->state = REPORT_FAILED;
 	s->status = status;
-	finish_partial(s, out, dump, timeout_ms);
-	return s->state << 1 | s->kept;
+	finish_partial(s, a->out, a->dump, a->timeout_ms);
+	syscall(SYS_exit_group, s->state << 1 | s->kept);
+	return 0;
+}
+
+/* wait4 that never touches errno (the runner shares this thread's errno).  Returns the pid
+ * or -errno. */
+static long raw_wait4(long pid, int *status, long options)
+{
+	long ret;
+	register long r10 __asm__("r10") = 0;
+	__asm__ volatile("syscall"
+	                 : "=a"(ret)
+	                 : "0"((long)SYS_wait4), "D"(pid), "S"(status), "d"(options), "r"(r10)
+	                 : "rcx", "r11", "memory");
+	return ret;
+}
+
+void ptrec_report_prepare(void)
+{
+	size_t len = 4 * ((size_t)CHILD_STACK + 4096);
+	if (child_stacks)
+		return;
+	void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	for (int i = 0; i < 4; i++)
+		if (mprotect((uint8_t *)p + (size_t)i * (CHILD_STACK + 4096) + 4096, CHILD_STACK,
+		             PROT_READ | PROT_WRITE) != 0) {
+			munmap(p, len);
+			return;
+		}
+	child_stacks = p;
 }
 
 int ptrec_report_run(const char *dump, unsigned timeout_ms)
@@ -228,7 +306,8 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	s->fd = -1;
 	s->state = REPORT_NOT_RUN;
 	s->kept = 0;
-	if (txt_name(s, dump) != 0 || timeout_ms == 0 || access(ptrec_crash.tool_path, X_OK) != 0) {
+	if (txt_name(s, dump) != 0 || timeout_ms == 0 || !child_stacks ||
+	    access(ptrec_crash.tool_path, X_OK) != 0) {
 		if (out >= 0) {
 			close(out);
 			unlink(s->txt);
@@ -240,20 +319,22 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	if (out < 0)
 		return -PTREC_EIO;
 
-	/* clone with no exit signal: a copy of the process like fork whose end sends no SIGCHLD
-	 * and which waitpid(-1) without __WCLONE never returns.  It must not exec (execve would
-	 * make its exit signal SIGCHLD again), so it runs the tool as its own child. */
-	long pid = syscall(SYS_clone, 0ul, NULL, NULL, NULL, 0ul);
-	if (pid == 0)
-		syscall(SYS_exit_group, run_tool(s, out, dump, timeout_ms));
+	/* No exit signal: its end sends no SIGCHLD and waitpid(-1) without __WCLONE never
+	 * returns it.  It must not exec (execve would make its exit signal SIGCHLD again on
+	 * older kernels), so it runs the tool as its own child. */
+	struct child_args args = {.s = s, .out = out, .dump = dump, .timeout_ms = timeout_ms};
+	int saved_errno = errno;
+	pid_t pid = clone(runner_main, stack_top(s == &slots[0] ? 0 : 1, 0), CLONE_VM, &args);
 	if (pid < 0) {
+		errno = saved_errno;
 		close(out);
 		unlink(s->txt);
 		return -PTREC_EIO;
 	}
 	long r;
-	while ((r = waitpid((pid_t)pid, &status, __WCLONE)) < 0 && errno == EINTR)
+	while ((r = raw_wait4(pid, &status, __WCLONE)) == -EINTR)
 		;
+	errno = saved_errno;
 	if (r == pid && WIFEXITED(status) && (WEXITSTATUS(status) >> 1) >= REPORT_OK &&
 	    (WEXITSTATUS(status) >> 1) <= REPORT_FAILED) {
 		s->state = (enum report_state)(WEXITSTATUS(status) >> 1);
@@ -302,15 +383,15 @@ void ptrec_syslog_prepare(const char *path)
 {
 	if (!path || !*path)
 		path = "/dev/log";
-	if (syslog_fd >= 0)
-		close(syslog_fd);
+	ptrec_fd_id_close(syslog_fd, &syslog_id);
 	syslog_fd = -1;
+	memset(&syslog_addr, 0, sizeof(syslog_addr));
 	if (!strcmp(path, "none") || strlen(path) >= sizeof(syslog_addr.sun_path))
 		return;
-	memset(&syslog_addr, 0, sizeof(syslog_addr));
 	syslog_addr.sun_family = AF_UNIX;
 	ptrec_strlcpy(syslog_addr.sun_path, path, sizeof(syslog_addr.sun_path));
 	syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ptrec_fd_id_take(syslog_fd, &syslog_id);
 }
 
 /* Sends text (one line, no newline) to the system log as "<10>ptrec[PID]: text": facility
@@ -318,8 +399,15 @@ void ptrec_syslog_prepare(const char *path)
 static void syslog_line(const char *text, size_t len)
 {
 	struct ptrec_sbuf b;
-	if (syslog_fd < 0)
-		return;
+	if (syslog_addr.sun_family != AF_UNIX)
+		return; /* PTREC_SYSLOG=none */
+	if (!ptrec_fd_id_same(syslog_fd, &syslog_id)) {
+		/* The application closed our socket (and may have reused the number: it is its
+		 * file now, never written to): a new one. */
+		syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (ptrec_fd_id_take(syslog_fd, &syslog_id) != 0)
+			return;
+	}
 	ptrec_sbuf_init(&b, syslog_buf, sizeof(syslog_buf));
 	ptrec_sbuf_str(&b, "<10>ptrec[");
 	ptrec_sbuf_dec(&b, getpid());

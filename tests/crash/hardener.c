@@ -13,6 +13,10 @@
  *     pre_thread_overflow     two threads started before ptrec_init; one attaches, prints the
  *                             ptrec_status line "no_altstack COUNT TIDS", then "idle_tid TID"
  *                             (the other one's), and overflows its stack
+ *     daemon_fds              like a daemon after a preloaded ptrec_init: closes every
+ *                             descriptor above 2, then a TCP connection of its own takes the
+ *                             numbers 3..63; forks a peer that prints "peer_bytes N" (what
+ *                             reached the other end) once the connection closes; SIGSEGV
  *     status                  prints "settings_problems TEXT" from ptrec_status and exits 0
  *   hardener report DUMP      stands in for `ptrec report` (PTREC_TOOL): prints its open
  *                             descriptors ("fd N" lines, from /proc/self/fd) and exits 0
@@ -31,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -96,6 +102,53 @@ static void use_every_fd(void)
 {
 	while (open("/dev/null", O_RDONLY) >= 0)
 		;
+}
+
+/* The daemon_fds case: a connection whose peer counts what reaches it, then every number
+ * libptrec might still use belongs to the connection. */
+static int daemon_fds(void)
+{
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(l, 1) != 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) != 0)
+		return 99;
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) != 0)
+		return 99;
+	int s = accept(l, NULL, NULL);
+	if (s < 0)
+		return 99;
+	fflush(stdout);
+	if (fork() == 0) {
+		char buf[4096];
+		long total = 0;
+		ssize_t n;
+		close(c);
+		close(l);
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != s)
+				close(fd);
+		while ((n = read(s, buf, sizeof(buf))) > 0)
+			total += n;
+		printf("peer_bytes %ld\n", total);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (dup2(c, 100) != 100)
+		return 99;
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != 100)
+			close(fd);
+	for (int fd = 3; fd < 64; fd++)
+		if (dup2(100, fd) != fd)
+			return 99;
+	crash_here();
+	return 96;
 }
 
 static pthread_barrier_t started, attach_now;
@@ -177,6 +230,8 @@ int main(int argc, char **argv)
 		close(ptrec_crash_reserved_fd());
 		use_every_fd();
 		crash_here();
+	} else if (!strcmp(c, "daemon_fds")) {
+		return daemon_fds();
 	} else if (!strcmp(c, "pre_thread_overflow")) {
 		pthread_barrier_wait(&attach_now);
 		pthread_join(pre[1], NULL);

@@ -11,7 +11,14 @@
  *                       refused because the queue is full; exits 0 when requested == N,
  *                       written + dropped == N, dropped >= 1 and written >= 1, and prints
  *                       "written W dropped D".
+ *   reaper untouched    writes every page of a 16 MiB buffer, takes one snapshot and waits
+ *                       for its report, then writes every page again: exits 0 when the second
+ *                       pass costs this thread fewer than 64 page faults and errno is what it
+ *                       set.  A report process that copied the address space (fork) would
+ *                       leave every page copy-on-write: 4096 faults, each one paid by the
+ *                       application long after the snapshot returned.
  * Built with -finstrument-functions; the instrumented backend records it. */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,8 +192,54 @@ static int burst(int n)
 	return ok ? 0 : 1;
 }
 
+static long minor_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+static int untouched(void)
+{
+	enum { LEN = 16 << 20 };
+	char path[4096];
+	int ok = 1;
+
+	volatile char *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	                          -1, 0);
+	if (buf == MAP_FAILED || ptrec_init(NULL) != 0)
+		return 97;
+	madvise((void *)buf, LEN, MADV_NOHUGEPAGE); /* one fault per 4 KiB page */
+	for (size_t i = 0; i < LEN; i += 4096)
+		buf[i] = 1;
+	int r = ptrec_snapshot_path("untouched", path, sizeof(path));
+	if (r != 0 || ptrec_snapshot_flush(60000) != 0) {
+		fprintf(stderr, "reaper: snapshot: %s\n", ptrec_strerror(r));
+		return 1;
+	}
+	errno = EDOM;
+	long before = minor_faults();
+	for (size_t i = 0; i < LEN; i += 4096)
+		buf[i] = 2;
+	long faults = minor_faults() - before;
+	printf("report %s: %ld page faults writing %d pages after it\n", path, faults,
+	       LEN / 4096);
+	if (faults >= 64) {
+		fprintf(stderr, "reaper: the report made the application's pages copy-on-write\n");
+		ok = 0;
+	}
+	if (errno != EDOM) {
+		fprintf(stderr, "reaper: errno changed\n");
+		ok = 0;
+	}
+	ptrec_shutdown();
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "untouched") == 0)
+		return untouched();
 	if (argc == 3 && strcmp(argv[1], "invisible") == 0)
 		return invisible(atoi(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "burst") == 0)

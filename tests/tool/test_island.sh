@@ -5,7 +5,8 @@
 # library (libptrec_rt) that defines a ptrec_* function an island object calls.  Each island
 # object may call only:
 #   - functions POSIX lists as async-signal-safe (XSH 2.4.3), and the Linux calls of the same
-#     kind we need (syscall, process_vm_readv, dup3, pipe2, ...);
+#     kind we need (syscall, process_vm_readv, dup3, pipe2, clone: an assembly wrapper of the
+#     system call, no locks or atfork handlers, what posix_spawn uses, ...);
 #   - ptrec_* functions defined in another island object;
 #   - compiler and sanitizer runtime entry points (stack protector, ASan/UBSan reports).
 # Each island source file must say at its top that it is async-signal-safe.
@@ -41,7 +42,7 @@ wcsncpy wcsnlen wcspbrk wcsrchr wcsspn wcsstr wcstok wmemchr wmemcmp wmemcpy wme
 write
 syscall process_vm_readv process_vm_writev getrlimit prlimit nanosleep clock_nanosleep dup3 pipe2
 close_range gettid tgkill mmap munmap mprotect madvise sigaltstack prctl ioctl pread pwrite
-readv writev getdents64 statx memfd_create eventfd
+readv writev getdents64 statx memfd_create eventfd clone
 __errno_location environ _GLOBAL_OFFSET_TABLE_ __stack_chk_fail __stack_chk_guard
 '
 
