@@ -105,7 +105,7 @@ struct nx {
 	uint8_t has_mode;  /* a MODE.Exec preceded it: new_mode applies to its target */
 	uint8_t new_mode;  /* that mode */
 	uint8_t tflags;    /* time flags when it was read */
-	uint8_t pad_;
+	uint8_t cut;       /* NX_END: a partial packet follows (the trace was cut inside it) */
 	int err;           /* NX_ERR: -PTREC_E* */
 	const char *why;   /* NX_ERR: text */
 	uint64_t ip;       /* TIP/PGE/PGD target, FUP IP, PSB+ IP, OVF resume IP */
@@ -892,6 +892,7 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 		int n = read_pkt(f, &pkt);
 		if (n == 0) {
 			f->nx.kind = NX_END;
+			f->nx.cut = off < f->len;
 			f->nx.off = off;
 			nx_time(f);
 			return;
@@ -1290,6 +1291,18 @@ static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 	nx->kind = NX_NONE;
 }
 
+/* The packets ended while tracing: nothing proves that the instruction at f->ip executed, so
+ * the flow stops before it (an END item at that IP; the run may hold instructions before it
+ * that the packets did prove). */
+static int end_of_trace(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	run->aux = PT_FLOW_AUX_END;
+	run->aux_ip = f->ip;
+	f->state = ST_END;
+	f->cur_blk = -1;
+	return 1;
+}
+
 /* Binds an IP event (FUP pair or PSB+ sync point) at the current ip.  Returns 1 if it produced
  * an event in run, 0 if the walk just goes on. */
 static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
@@ -1324,9 +1337,8 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		f->cur_blk = -1;
 		nx->kind = NX_NONE;
 		return 1;
-	case NX_FUP_END:
-		f->state = ST_END;
-		return 1; /* run without event: the trace ends at this IP */
+	case NX_FUP_END: /* the FUP proves the flow reached ip; nothing says more */
+		return end_of_trace(f, run);
 	case NX_FUP_AUX:
 		nx->kind = NX_NONE;
 		release_fup_held(f, nx->ip);
@@ -1402,6 +1414,11 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			return 2; /* deliver them (and due PTWRITE payloads) before the code */
 		struct nx *nx = &f->nx;
 		if (f->tnt_n == 0) {
+			if (nx->kind == NX_END && !nx->cut) {
+				run->ip = f->ip;
+				run->mode = f->mode;
+				return end_of_trace(f, run);
+			}
 			if (nx->kind == NX_OVF) {
 				bind_overflow(f, run);
 				return 1;
@@ -1636,10 +1653,8 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		run->last_iclass = X86_IC_OTHER;
 		f->ip = at;
 		nx = &f->nx;
-		if (nx->kind == NX_END) {
-			f->state = ST_END;
-			return 1;
-		}
+		if (nx->kind == NX_END)
+			return end_of_trace(f, run);
 		if (nx->kind == NX_SYNC_OFF) {
 			stop_at_sync(f, nx->psb_off);
 			return 1;

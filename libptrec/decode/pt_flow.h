@@ -41,8 +41,13 @@
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
  *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
  *   text) and decoding resumes at the next PSB after the error.
- * - The end of the trace stops the flow at the first instruction needing a packet that is not
- *   there (that instruction is not reported).
+ * - The end of the trace: once the last packet is used (no TNT bit left, nothing after it),
+ *   the flow stops where it is, with a PT_FLOW_AUX_END item at that IP while tracing: nothing
+ *   proves that the instructions after the last packet ran, and a flight recorder must not
+ *   claim them (ptxed's "[end of trace]").  The crash site itself comes from the dump's
+ *   registers, not from here.  A trace cut inside its last packet proves that execution went
+ *   on to that packet: the flow goes on to the first instruction needing it (not reported),
+ *   then ends the same way.  A FUP as the very last packet: the flow goes on to its IP.
  * - Every branch event carries the time (pt_time.h) current at the packet that decided it. */
 #ifndef PTREC_PT_FLOW_H
 #define PTREC_PT_FLOW_H
@@ -107,7 +112,8 @@ enum ptrec_pt_flow_aux {
 	PT_FLOW_AUX_STOP,     /* TraceStop: tracing stopped */
 	PT_FLOW_AUX_TSX,      /* MODE.TSX begin (aux_payload 1) or commit (0) at aux_ip; while
 	                         tracing is off also abort (2), with aux_ip 0 */
-	PT_FLOW_AUX_END,      /* the trace ended while tracing, at aux_ip (no packet says more) */
+	PT_FLOW_AUX_END,      /* the trace ended while tracing, at aux_ip (no packet says more):
+	                         the instruction there is not known to have executed */
 };
 
 /* ptrec_pt_flow_run.flags */

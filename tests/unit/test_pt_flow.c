@@ -333,10 +333,11 @@ static void test_tnt_loop(void)
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 [disabled]");
 
-	/* The trace ends while the loop still needs a bit: stop before the jne. */
+	/* The trace ends after the last bit: the flow stops right after the branch it decided
+	 * (nothing proves that the code after it ran). */
 	start(&t, 0x1000);
 	tnt(&t, "t");
-	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007");
 }
 
 static void test_long_tnt(void)
@@ -564,9 +565,10 @@ static void test_gaps(void)
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "1000 1002 1004 [gap] 2000 2010 2011 2005 2010 2011 200a [disabled]");
 
-	/* A TIP outside the image. */
+	/* A TIP outside the image, and a packet after it that the flow must reach. */
 	start(&t, 0x1009);
 	tip(&t, 0xdead0000);
+	tnt(&t, "t");
 	CHECK_STR(listing(&t, 0), "1009 [gap]");
 
 	/* A reserved packet byte, then a clean segment. */
@@ -599,9 +601,21 @@ static void test_gaps(void)
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "2000 2010 2011 2005 2010 2011 200a [disabled]");
 
-	/* Code that loops by direct branches only, with no packet left: bounded, ends. */
+	/* Code that loops by direct branches only, never reaching the TNT packet that follows:
+	 * bounded, ends with a gap. */
 	start(&t, 0xa000);
-	CHECK(strlen(listing(&t, 0)) > 0);
+	tnt(&t, "t");
+	{
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0, 0, 0, 0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		struct ptrec_pt_flow_run run;
+		unsigned long runs = 0, gaps = 0;
+		while (ptrec_pt_flow_next_run(f, &run) > 0 && runs++ < 10000000)
+			gaps += run.ev.kind == PTREC_BR_GAP;
+		CHECK(runs < 10000000);
+		CHECK_EQ_U64(gaps, 1);
+		ptrec_pt_flow_free(f);
+	}
 }
 
 static void test_ptw(void)
@@ -693,6 +707,7 @@ static void test_last_n(void)
 	/* A gap counts: the return value is the number of gaps. */
 	start(&t, 0x1009);
 	tip(&t, 0xdead0000);
+	tnt(&t, "t");
 	CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL) == 1);
 	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->kind, PTREC_BR_GAP);
 	CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 0)->reason, PTREC_ENOMAP);
@@ -1064,18 +1079,45 @@ static void test_trig_and_cr3(void)
 	CHECK_STR(listing(&t, 0), "4100 4101 [disabled] [enabled] 4100 4101 [disabled]");
 }
 
+static const char *events(const struct tb *t, unsigned errata);
+
 static void test_end_of_stream(void)
 {
 	struct tb t;
-	/* "The end of the trace stops the flow at the first instruction that needs a packet that
-	 * is not there": TNT bits left over are not used, and a branch without its TIP is not
-	 * reported. */
-	start(&t, 0x1000);
-	tnt(&t, "ttnt");
-	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007");
+	/* "Instructions after the last packet are not proven by the trace": once the last TNT bit
+	 * is used the flow stops right after the branch it decided, and says where. */
 	start(&t, 0x1000);
 	tnt(&t, "ttn");
-	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007");
+	CHECK_STR(events(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 [end@1009]");
+	/* Bits left over when the trace ends are not used for code that was not reached... */
+	start(&t, 0x1000);
+	tnt(&t, "ttnt");
+	CHECK_STR(events(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 [end@1009]");
+	/* ... and a TIP as the last packet ends the flow at its target, before any instruction
+	 * there. */
+	start(&t, 0x4100);
+	tip(&t, 0x7000);
+	CHECK_STR(events(&t, 0), "4100 4101 [end@7000]");
+	/* FUP + TIP (an interrupt) as the last packets: the handler's first instruction is not
+	 * claimed. */
+	start(&t, 0x7000);
+	fup(&t, 0x7002);
+	tip(&t, 0x4100);
+	CHECK_STR(events(&t, 0), "7000 7001 [interrupt] [end@4100]");
+	/* PSB+ with a FUP and nothing after it: not even the instruction at the FUP's IP. */
+	start(&t, 0x1000);
+	CHECK_STR(events(&t, 0), "[end@1000]");
+	/* Tracing off when the trace ends: nothing to say. */
+	start(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "4100 4101 [disabled]");
+	/* A trace cut inside its last packet proves that execution went on to that packet: the
+	 * flow goes on to the first instruction that needs it (not reported). */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	tip(&t, 0x7000);
+	t.n -= 2;
+	CHECK_STR(events(&t, 0), "1000 1002 1004 1007 1002 1004 [end@1007]");
 }
 
 /* ---- status events (conformance with libipt's .ptt suite, doc/conformance.md) ----------- */
@@ -1112,6 +1154,7 @@ static const char *events(const struct tb *t, unsigned errata)
 		case PT_FLOW_AUX_MWAIT: snprintf(s, sizeof(s), "[mwait@%" PRIx64 "]", run.aux_ip); break;
 		case PT_FLOW_AUX_EXSTOP: snprintf(s, sizeof(s), "[exstop@%" PRIx64 "]", run.aux_ip); break;
 		case PT_FLOW_AUX_STOP: snprintf(s, sizeof(s), "[stop]"); break;
+		case PT_FLOW_AUX_END: snprintf(s, sizeof(s), "[end@%" PRIx64 "]", run.aux_ip); break;
 		case PT_FLOW_AUX_TSX:
 			if (run.aux_payload == 2)
 				snprintf(s, sizeof(s), "[abort-off]");
