@@ -163,6 +163,7 @@ struct ptrec_pt_flow {
 	uint64_t ptw_ip[PTW_QUEUE]; /* the IP of each one's PTWRITE (its FUP), 0 = unknown */
 	unsigned ptw_head, ptw_n;   /* queue head and count */
 	uint8_t ptw_fup;            /* the next FUP is the IP of the newest PTW */
+	uint8_t ptw_done;           /* the oldest PTW's PTWRITE was reported: deliver it now */
 	struct aux_item aux[AUX_QUEUE]; /* auxiliary items to deliver, in order */
 	unsigned aux_head, aux_n;   /* queue head and count */
 	struct aux_item fup_held[AUX_HELD]; /* MWAIT, EXSTOP.IP, MODE.TSX, TRIG.IP: bound to the
@@ -1189,7 +1190,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	ptrec_pt_time_init(&f->time, &tc);
 	f->ev_tsc = 0;
 	f->ptw_head = f->ptw_n = 0;
-	f->ptw_fup = 0;
+	f->ptw_fup = f->ptw_done = 0;
 	f->aux_head = f->aux_n = 0;
 	f->fup_held_n = f->br_held_n = 0;
 	f->spec = f->ovf_lost_ip = f->has_resume_ip = 0;
@@ -1368,14 +1369,13 @@ static inline int tnt_pop(struct ptrec_pt_flow *f)
 	return (int)((f->tnt >> f->tnt_n) & 1);
 }
 
-/* 1 if the oldest queued PTWRITE payload is due now: its PTWRITE is the next instruction
- * (the IP its FUP gave), its IP is unknown, or tracing is not on. */
+/* 1 if the oldest queued PTWRITE payload is due now: its PTWRITE (the IP its FUP gave) was
+ * just reported, its IP is unknown, or tracing is not on. */
 static int ptw_due(const struct ptrec_pt_flow *f)
 {
 	if (!f->ptw_n)
 		return 0;
-	uint64_t at = f->ptw_ip[f->ptw_head];
-	return !at || at == f->ip || f->state != ST_ENABLED;
+	return f->ptw_done || !f->ptw_ip[f->ptw_head] || f->state != ST_ENABLED;
 }
 
 /* SKD022: "a VM entry that clears TraceEn may generate a FUP before the TIP.PGD": a FUP
@@ -1476,17 +1476,20 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		run->ninsn = b->ninsn;
 		run->last_iclass = b->end == BLK_BRANCH ? b->iclass : X86_IC_OTHER;
 
-		/* A PTWRITE whose payload is queued ends the run before it (delivered next). */
+		/* A PTWRITE whose payload is queued ends the run right after it: the payload is
+		 * what that instruction wrote (delivered next). */
 		uint64_t pw = f->ptw_n ? f->ptw_ip[f->ptw_head] : 0;
-		if (pw > b->start && pw <= BLK_END_IP(b)) {
+		if (pw && pw >= b->start && pw <= BLK_END_IP(b)) {
 			uint64_t a = b->start;
 			uint32_t k = 0;
 			while (k < b->ninsn && a < pw)
 				a += run->len[k++];
-			if (a == pw) {
+			if (a == pw && k < b->ninsn && (k + 1 < b->ninsn || b->end != BLK_BRANCH)) {
+				a += run->len[k++];
 				run->ninsn = k;
 				run->last_iclass = X86_IC_OTHER;
 				f->ip = a;
+				f->ptw_done = 1;
 				return 1;
 			}
 		}
@@ -1733,7 +1736,7 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	case ST_DISABLED: {
 		f->tnt_n = 0; /* bits while disabled carry no flow */
 		lookahead(f, 0);
-		if (f->aux_n)
+		if (f->aux_n || f->ptw_n)
 			return -1; /* items read before the look-ahead item come first */
 		struct nx *nx = &f->nx;
 		switch (nx->kind) {
@@ -2249,18 +2252,20 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	memset(run, 0, sizeof(*run));
-	if (ptw_due(f)) {
-		run->aux = PT_FLOW_AUX_PTW;
-		run->aux_payload = f->ptw[f->ptw_head];
-		run->ip = f->ip;
-		run->mode = f->mode;
-		f->ptw_head = (f->ptw_head + 1) % PTW_QUEUE;
-		f->ptw_n--;
-		return 1;
-	}
 	/* Bounded: each non-returning pass consumes trace bytes or changes state. */
 	for (;;) {
 		int r;
+		if (ptw_due(f)) {
+			run->aux = PT_FLOW_AUX_PTW;
+			run->aux_payload = f->ptw[f->ptw_head];
+			run->aux_ip = f->ptw_ip[f->ptw_head];
+			run->ip = f->ip;
+			run->mode = f->mode;
+			f->ptw_head = (f->ptw_head + 1) % PTW_QUEUE;
+			f->ptw_n--;
+			f->ptw_done = 0;
+			return 1;
+		}
 		if (f->aux_n) {
 			const struct aux_item *a = &f->aux[f->aux_head];
 			*run = (struct ptrec_pt_flow_run){.ip = f->ip, .mode = f->mode, .aux = a->kind,

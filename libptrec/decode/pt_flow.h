@@ -30,8 +30,9 @@
  * - OVF: an OVERFLOW event; the TNT queue and return stack are dropped; decoding resumes at the
  *   following FUP (to = its IP) or TIP.PGE (to = 0, then an ENABLE event), or the next PSB+.
  * - PTW: each PTWRITE payload is delivered as a PT_FLOW_AUX_PTW item where it occurs: right
- *   before its PTWRITE instruction when a FUP gave that instruction's IP (FUPonPTW), else
- *   before the code that follows the packets read so far.
+ *   after its PTWRITE instruction (what that instruction wrote) when a FUP gave that
+ *   instruction's IP (FUPonPTW; aux_ip = that IP), else before the code that follows the
+ *   packets read so far; at once while tracing is off.
  * - Status events are auxiliary items too (enum ptrec_pt_flow_aux), never branch events:
  *   MNT, PWRE, PWRX, EXSTOP (IP=0) and TraceStop where they are read; MWAIT, EXSTOP (IP=1)
  *   and MODE.TSX begin/commit when the flow reaches the IP of their FUP; PIP and VMCS after
@@ -95,7 +96,8 @@ struct ptrec_pt_flow_config {
 /* Auxiliary (non-branch) items. */
 enum ptrec_pt_flow_aux {
 	PT_FLOW_AUX_NONE = 0, /* none */
-	PT_FLOW_AUX_PTW,      /* PTWRITE payload in aux_payload */
+	PT_FLOW_AUX_PTW,      /* PTWRITE payload in aux_payload, the PTWRITE's IP in aux_ip (0:
+	                         not known) */
 	/* Status events, where the SDM binds them (none is a branch: consumers of branches can
 	 * ignore them).  aux_ip is the IP they bind to, 0 when they bind to none. */
 	PT_FLOW_AUX_EXEC_MODE,/* MODE.Exec took effect at the branch or enable just delivered:

@@ -94,9 +94,12 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 	unsigned long long p = run->aux_payload, a = run->aux_arg;
 	int show = o->event_ip && run->aux_ip;
 	switch (run->aux) {
-	case PT_FLOW_AUX_PTW:
-		fprintf(out, "[ptwrite: %llx]\n", p);
+	case PT_FLOW_AUX_PTW: {
+		char t[40];
+		snprintf(t, sizeof(t), "ptwrite: %llx", p);
+		ev_line(out, t, "ip", run->aux_ip, show);
 		break;
+	}
 	case PT_FLOW_AUX_EXEC_MODE:
 		fprintf(out, "[exec mode: %s]\n", p == X86_MODE_64 ? "64-bit" : p == X86_MODE_32 ? "32-bit"
 		                                                                  : "16-bit");

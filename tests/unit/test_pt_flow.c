@@ -618,15 +618,26 @@ static void test_gaps(void)
 	}
 }
 
+static const char *events(const struct tb *t, unsigned errata);
+
 static void test_ptw(void)
 {
 	struct tb t;
-	/* PTW with IP bit: its FUP names the ptwrite and is not an event. */
+	/* PTW with IP bit: "the FUP contains the IP of the PTWRITE instruction" and is not an
+	 * event; the payload is what that instruction wrote, so it comes right after it. */
 	start(&t, 0x9000);
 	ptw4(&t, 0x1234, 1);
 	fup(&t, 0x9000);
 	pgd(&t, 0);
-	CHECK_STR(listing(&t, 0), "[ptw 1234] 9000 9004 [disabled]");
+	CHECK_STR(listing(&t, 0), "9000 [ptw 1234] 9004 [disabled]");
+	/* While tracing is off the payload (and its IP) comes at once. */
+	t.n = 0;
+	psb(&t);
+	psbend(&t);
+	ptw4(&t, 0x5678, 1);
+	fup(&t, 0x9000);
+	CHECK_STR(listing(&t, 0), "[ptw 5678]");
+	CHECK_STR(events(&t, 0), "[ptw 5678@9000]");
 }
 
 static void test_timing(void)
@@ -1079,8 +1090,6 @@ static void test_trig_and_cr3(void)
 	CHECK_STR(listing(&t, 0), "4100 4101 [disabled] [enabled] 4100 4101 [disabled]");
 }
 
-static const char *events(const struct tb *t, unsigned errata);
-
 static void test_end_of_stream(void)
 {
 	struct tb t;
@@ -1155,6 +1164,9 @@ static const char *events(const struct tb *t, unsigned errata)
 		case PT_FLOW_AUX_EXSTOP: snprintf(s, sizeof(s), "[exstop@%" PRIx64 "]", run.aux_ip); break;
 		case PT_FLOW_AUX_STOP: snprintf(s, sizeof(s), "[stop]"); break;
 		case PT_FLOW_AUX_END: snprintf(s, sizeof(s), "[end@%" PRIx64 "]", run.aux_ip); break;
+		case PT_FLOW_AUX_PTW:
+			snprintf(s, sizeof(s), "[ptw %" PRIx64 "@%" PRIx64 "]", run.aux_payload, run.aux_ip);
+			break;
 		case PT_FLOW_AUX_TSX:
 			if (run.aux_payload == 2)
 				snprintf(s, sizeof(s), "[abort-off]");
