@@ -1298,6 +1298,20 @@ static void test_errata_and_edges(void)
 	pge(&t, 0x4100);
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "[disabled] [resumed] 4100 4101 [disabled]");
+	/* A branch that disables with TIP.PGD without IP (a SYSCALL into an untraced kernel)
+	 * stops tracing at the instruction after it; a TIP.PGE there (the SYSRET) resumes. */
+	start(&t, 0x3000);
+	pgd(&t, 0);
+	pge(&t, 0x3002);
+	tnt(&t, "t");
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "3000 [disabled] [resumed] 3002 3006 [disabled]");
+	/* ... and a TIP.PGE elsewhere is a plain enable. */
+	start(&t, 0x3000);
+	pgd(&t, 0);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "3000 [disabled] [enabled] 4100 4101 [disabled]");
 	/* "An OVF inside PSB+ ends it (no PSBEND follows)": the FUP after the OVF resumes. */
 	t.n = 0;
 	psb(&t);
