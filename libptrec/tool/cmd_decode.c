@@ -66,6 +66,10 @@ static void print_insn_event(FILE *out, const struct ptrec_branch *ev,
 		fprintf(out, "[ptwrite: 0x%" PRIx64 "]\n", run->aux_payload);
 		return;
 	}
+	if (run->aux == PT_FLOW_AUX_END) { /* the instructions after the last packet are unknown */
+		fputs("[end of trace]\n", out);
+		return;
+	}
 	switch (ev->kind) {
 	case PTREC_BR_ENABLE:
 		fputs("[enabled]\n", out);

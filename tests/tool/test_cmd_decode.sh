@@ -88,8 +88,9 @@ same fromto
 # Errata selection parses.
 run cpu 0 --cpu 6/0x4e/3 --raw "$tmp/code.bin:0x1000" "$tmp/loop.pt"
 
-# A TIP to an address outside the image: a gap, exit 1.
-bytes $PSB 99 01 dd 09 10 00 00 00 00 00 00 02 23 cd 00 00 ad de 00 00 00 00 >"$tmp/gap.pt"
+# A TIP to an address outside the image, and a TNT after it that the flow must reach there:
+# a gap, exit 1.
+bytes $PSB 99 01 dd 09 10 00 00 00 00 00 00 02 23 cd 00 00 ad de 00 00 00 00 06 >"$tmp/gap.pt"
 run gap 1 --raw "$tmp/code.bin:0x1000" --insn "$tmp/gap.pt"
 checks=$((checks + 1))
 grep -q '^\[gap: no code image at IP' "$tmp/gap.out" || fail "gap: no [gap: ...] line"
