@@ -70,6 +70,7 @@ enum flow_state {
 	ST_DISABLED, /* synchronised, tracing off until TIP.PGE */
 	ST_ENABLED,  /* synchronised at ip */
 	ST_END,      /* trace exhausted */
+	ST_RESYNC,   /* after a decode error: waiting for the next packet that gives an IP */
 };
 
 /* An auxiliary item (enum ptrec_pt_flow_aux) waiting to be delivered. */
@@ -1234,8 +1235,14 @@ static void ev_set(struct ptrec_pt_flow_run *run, unsigned kind, uint64_t from, 
 	run->ev.timestamp = (tflags & PTREC_BRF_HAS_TIME) ? tsc : 0;
 }
 
+/* gap()'s resync_from for errors of the flow (not of the packets): the packet stream is
+ * intact, so decoding resumes at the next packet that gives an IP (ST_RESYNC), the look-ahead
+ * item included. */
+#define RESYNC_AT_IP SIZE_MAX
+
 /* Turns the current situation into a GAP event and schedules a resync.  off is where the
- * problem is; resync starts at resync_from. */
+ * problem is; resync starts at resync_from: the next PSB from there, or with RESYNC_AT_IP the
+ * next packet that gives an IP. */
 static void gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t from, int err,
                 const char *why, uint64_t off, size_t resync_from)
 {
@@ -1246,9 +1253,13 @@ static void gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t
 	run->offset = off;
 	f->stats.gaps++;
 	f->fup_held_n = f->br_held_n = 0;
-	f->state = ST_SYNC;
-	f->pos = resync_from;
-	f->nx.kind = NX_NONE;
+	if (resync_from == RESYNC_AT_IP) {
+		f->state = ST_RESYNC;
+	} else {
+		f->state = ST_SYNC;
+		f->pos = resync_from;
+		f->nx.kind = NX_NONE;
+	}
 	f->tnt_n = 0;
 	f->tnt = 0;
 	f->ret_n = 0;
@@ -1263,9 +1274,9 @@ static void mismatch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uin
 		gap(f, run, from, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
 	else if (nx->kind == NX_SYNC)
 		gap(f, run, from, -PTREC_ESTATE, "PSB+ IP not reached by the code", nx->off,
-		    (size_t)nx->psb_off);
+		    RESYNC_AT_IP);
 	else
-		gap(f, run, from, -PTREC_ESTATE, why, nx->off, f->pos);
+		gap(f, run, from, -PTREC_ESTATE, why, nx->off, RESYNC_AT_IP);
 }
 
 static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
@@ -1456,7 +1467,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				return 0;
 			}
 			gap(f, run, f->ip, -PTREC_ESTATE, "no packet consumed for too long", f->pos,
-			    f->pos);
+			    RESYNC_AT_IP);
 			return 1;
 		}
 
@@ -1524,7 +1535,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		if (b->end == BLK_ERROR) {
 			gap(f, run, BLK_END_IP(b), b->err,
 			    b->err == -PTREC_ENOMAP ? "no code image at IP" : "undecodable instruction",
-			    f->pos, f->pos);
+			    f->pos, RESYNC_AT_IP);
 			return 1;
 		}
 		if (b->end == BLK_OPEN) {
@@ -1588,14 +1599,14 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 					run->ninsn = b->ninsn - 1; /* the return is not reported */
 					run->last_iclass = X86_IC_OTHER;
 					gap(f, run, at, -PTREC_ESTATE, "compressed return not taken",
-					    f->tnt_off, f->pos);
+					    f->tnt_off, RESYNC_AT_IP);
 					return 1;
 				}
 				if (ret_pop(f, &to)) {
 					run->ninsn = b->ninsn - 1; /* the return is not reported */
 					run->last_iclass = X86_IC_OTHER;
 					gap(f, run, at, -PTREC_ESTATE, "compressed return with empty stack",
-					    f->tnt_off, f->pos);
+					    f->tnt_off, RESYNC_AT_IP);
 					return 1;
 				}
 				ev_set(run, PTREC_BR_RET, at, to, f->tnt_tflags, f->tnt_tsc);
@@ -1618,7 +1629,9 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			nx = &f->nx;
 			if (nx->kind == NX_TIP) {
 				if (!nx->has_ip) {
-					gap(f, run, at, -PTREC_EFORMAT, "TIP without IP", nx->off, f->pos);
+					gap(f, run, at, -PTREC_EFORMAT, "TIP without IP", nx->off,
+					    RESYNC_AT_IP);
+					f->nx.kind = NX_NONE;
 					return 1;
 				}
 				unsigned kind = b->iclass == X86_IC_RET ? PTREC_BR_RET
@@ -1675,6 +1688,73 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		                     : "indirect branch without TIP");
 		return 1;
 	}
+}
+
+/* ST_RESYNC: after an error of the flow (no code image at an IP, a packet the code does not
+ * call for, a bad compressed return, ...) the packets are still in step, so the next one that
+ * says where execution is ends the gap: a TIP's target, the TIP after a FUP, a FUP bound to
+ * PTWRITE/MODE.TSX/EXSTOP, a PSB+ FUP; a TIP.PGE or TIP.PGD says that tracing was off.  TNT
+ * bits before it are dropped (the code they belong to is unknown).  Returns like step_other. */
+static int step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	f->tnt_n = 0;
+	lookahead(f, 0);
+	if (f->aux_n || f->ptw_n)
+		return -1; /* items read before the look-ahead item come first */
+	struct nx *nx = &f->nx;
+	uint64_t ip;
+	switch (nx->kind) {
+	case NX_NONE:
+		return -1; /* a TNT packet was read (and dropped) */
+	case NX_TIP:
+	case NX_FUP_TIP:
+		if (nx->kind == NX_TIP ? !nx->has_ip : !nx->has_ip2) {
+			nx->kind = NX_NONE;
+			return -1;
+		}
+		ip = nx->kind == NX_TIP ? nx->ip : nx->ip2;
+		apply_mode(f, nx);
+		break;
+	case NX_FUP_AUX:
+		ip = nx->ip;
+		release_fup_held(f, ip);
+		break;
+	case NX_SYNC:
+		ip = nx->ip;
+		psb_reached(f, nx->psb_off);
+		if (stop_at_sync(f, nx->psb_off)) {
+			nx->kind = NX_NONE;
+			return -1;
+		}
+		break;
+	case NX_PGD:
+	case NX_FUP_PGD: { /* tracing went off somewhere in the gap */
+		int fup = nx->kind == NX_FUP_PGD;
+		uint64_t to = fup ? (nx->has_ip2 ? nx->ip2 : 0) : (nx->has_ip ? nx->ip : 0);
+		ev_set(run, PTREC_BR_DISABLE, fup ? nx->ip : 0, to, nx->tflags, nx->tsc);
+		run->offset = nx->off;
+		nx->kind = NX_NONE;
+		f->state = ST_DISABLED;
+		f->has_resume_ip = 0;
+		return 1;
+	}
+	case NX_PGE:
+	case NX_OVF:
+	case NX_END:
+	case NX_SYNC_OFF:
+	case NX_ERR:
+		f->state = ST_DISABLED; /* handled there: an enable, an overflow, the end, ... */
+		return -1;
+	default: /* NX_FUP_END */
+		f->state = ST_END;
+		return 0;
+	}
+	nx->kind = NX_NONE;
+	f->ip = ip;
+	f->state = ST_ENABLED;
+	f->cur_blk = -1;
+	f->no_progress = 0;
+	return -1;
 }
 
 /* Handles the states other than ST_ENABLED.  Returns 1 with a run, 0 at the end, or -1 to go
@@ -1807,6 +1887,8 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			return -1;
 		}
 	}
+	case ST_RESYNC:
+		return step_resync(f, run);
 	default:
 		return -1;
 	}

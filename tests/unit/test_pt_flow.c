@@ -571,7 +571,54 @@ static void test_gaps(void)
 	tnt(&t, "t");
 	CHECK_STR(listing(&t, 0), "1009 [gap]");
 
-	/* A reserved packet byte, then a clean segment. */
+	/* "After a decode error (no code image at an IP, a packet the code does not call for)
+	 * decoding resumes at the next packet that gives an IP, not only at the next PSB, with
+	 * the gap reported": TNT bits before that packet belong to unknown code and are dropped. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	tnt(&t, "tt");
+	tip(&t, 0x7000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "4100 4101 [gap] 7000 7001 7002 7003 [disabled]");
+	/* The jne needs a TNT bit but a TIP comes: a gap, and that TIP's target is where
+	 * execution is. */
+	start(&t, 0x1000);
+	tip(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 [gap] 4100 4101 [disabled]");
+	/* An interrupt (FUP + TIP) after the error: execution goes on at the TIP's target. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	fup(&t, 0x1234);
+	tip(&t, 0x7000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "4100 4101 [gap] 7000 7001 7002 7003 [disabled]");
+	/* A TIP.PGD after the error: tracing went off in the gap; a TIP.PGE enables again. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	pgd(&t, 0);
+	pge(&t, 0x7000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "4100 4101 [gap] [disabled] [enabled] 7000 7001 7002 7003 [disabled]");
+	/* The gap is counted once, and nothing before the next IP is claimed. */
+	{
+		struct ptrec_pt_flow_stats st;
+		struct ptrec_branch slots[8];
+		struct branch_ring ring;
+		start(&t, 0x4100);
+		tip(&t, 0xdead0000);
+		tnt(&t, "tt");
+		tip(&t, 0x7000);
+		pgd(&t, 0);
+		CHECK(ptrec_branch_ring_init(&ring, slots, 8) == 0);
+		CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, &st) == 1);
+		CHECK_EQ_U64(st.insns, 6);
+		CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 1)->kind, PTREC_BR_GAP);
+		CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 1)->reason, PTREC_ENOMAP);
+		CHECK_EQ_U64(ptrec_branch_ring_newest(&ring, 1)->from, 0xdead0000);
+	}
+
+	/* A reserved packet byte (the packets are out of step): the next PSB. */
 	start(&t, 0x1000);
 	put(&t, 0x02);
 	put(&t, 0xff);
