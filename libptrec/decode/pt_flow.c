@@ -37,6 +37,7 @@ enum blk_end {
 	BLK_BRANCH = 0, /* with a branch instruction (iclass in blk.iclass) */
 	BLK_OPEN,       /* at BLK_MAX_INSN: continues at fall */
 	BLK_ERROR,      /* at an address that does not decode (err): fall */
+	BLK_CR3,        /* with a MOV to CR3 (a PIP or a TIP.PGD may bind there): fall */
 };
 
 /* A basic block: straight-line instructions up to the next branch.  64 bytes. */
@@ -413,6 +414,21 @@ static void retire_chunks(struct ptrec_pt_flow *f)
 	f->retire = 0;
 }
 
+/* 1 if the instruction at p (len bytes) is MOV CR3, r (0F 22 /r with ModRM.reg = 3, after
+ * legacy and REX prefixes): the SDM generates PIP on it, and a CR3 filter may disable tracing
+ * there. */
+static int is_mov_cr3(const uint8_t *p, int len, unsigned mode)
+{
+	int i = 0;
+	while (i < len && (p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf0 || p[i] == 0xf2 ||
+	                   p[i] == 0xf3 || p[i] == 0x2e || p[i] == 0x36 || p[i] == 0x3e ||
+	                   p[i] == 0x26 || p[i] == 0x64 || p[i] == 0x65))
+		i++;
+	if (mode == X86_MODE_64 && i < len && (p[i] & 0xf0) == 0x40)
+		i++;
+	return i + 2 < len && p[i] == 0x0f && p[i + 1] == 0x22 && ((p[i + 2] >> 3) & 7) == 3;
+}
+
 /* Decodes the block at ip into the cache.  Returns its index or -PTREC_ENOMEM. */
 static int32_t blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 {
@@ -481,6 +497,10 @@ static int32_t blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 			else if (insn.iclass == X86_IC_JCC || insn.iclass == X86_IC_JMP ||
 			         insn.iclass == X86_IC_CALL)
 				b->dest[1] = cur + (uint64_t)len; /* no target reported: treat as next */
+			break;
+		}
+		if (len >= 3 && len <= (int)avail && is_mov_cr3(sec->bytes + off, len, mode)) {
+			b->end = BLK_CR3;
 			break;
 		}
 		cur += (uint64_t)len;
@@ -659,6 +679,20 @@ static void release_br_held(struct ptrec_pt_flow *f, int async)
 			aux_push(f, a->kind, a->payload, a->arg, 0);
 		}
 	f->br_held_n = 0;
+}
+
+/* A MOV CR3 executed: the oldest PIP waiting for its instruction belongs to it. */
+static void release_one_pip(struct ptrec_pt_flow *f)
+{
+	for (unsigned i = 0; i < f->br_held_n; i++) {
+		const struct aux_item *a = &f->br_held[i];
+		if (a->kind != PT_FLOW_AUX_PAGING)
+			continue;
+		aux_push(f, a->kind, a->payload, a->arg, 0);
+		memmove(&f->br_held[i], &f->br_held[i + 1], (f->br_held_n - i - 1) * sizeof(*a));
+		f->br_held_n--;
+		return;
+	}
 }
 
 /* A MODE.Exec outside PSB+ took effect at the branch or enable just delivered. */
@@ -1429,7 +1463,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			return 2; /* deliver them (and due PTWRITE payloads) before the code */
 		struct nx *nx = &f->nx;
 		if (f->tnt_n == 0) {
-			if (nx->kind == NX_END && !nx->cut) {
+			if (nx->kind == NX_END && !nx->cut && !f->br_held_n) {
 				run->ip = f->ip;
 				run->mode = f->mode;
 				return end_of_trace(f, run);
@@ -1539,6 +1573,15 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			return 1;
 		}
 		if (b->end == BLK_OPEN) {
+			f->ip = b->dest[0];
+			return 1;
+		}
+		if (b->end == BLK_CR3) {
+			/* "MOV CR3 generates PIP": the oldest PIP waiting binds right after it; a
+			 * TIP.PGD (the CR3 filter) disables tracing after it. */
+			if (f->tnt_n == 0 && nx->kind == NX_PGD)
+				return disable_at_branch(f, run, BLK_END_IP(b), b->dest[0]);
+			release_one_pip(f);
 			f->ip = b->dest[0];
 			return 1;
 		}

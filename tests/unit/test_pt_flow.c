@@ -202,6 +202,7 @@ static const struct code code[] = {
 	{0xb000, "e80b000000 ffe0"},  /* call b010; jmp rax */
 	{0xb010, "e800000000 c3"},    /* call $+0 (b015); ret */
 	{0xb100, "0f01c2 f4"},        /* vmlaunch; hlt */
+	{0xc000, "0f22d8 90 ffe0"},   /* mov cr3, rax; nop; jmp rax */
 };
 
 static struct ptrec_pt_img *make_image(void)
@@ -1176,6 +1177,36 @@ static void test_end_of_stream(void)
 	CHECK_STR(events(&t, 0), "1000 1002 1004 1007 1002 1004 [end@1007]");
 }
 
+static void test_mov_cr3(void)
+{
+	struct tb t;
+	/* "PIP is generated on MOV CR3": the PIP binds right after that instruction, not at the
+	 * next far branch. */
+	start(&t, 0xc000);
+	pip(&t, 0xa000);
+	fup(&t, 0xc004);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "c000 [cr3 a000] c003 [disabled]");
+	/* Two PIPs, two MOV CR3s: one each, in order. */
+	start(&t, 0xc000);
+	pip(&t, 0xa000);
+	tip(&t, 0xc000);
+	pip(&t, 0xb000);
+	fup(&t, 0xc004);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "c000 [cr3 a000] c003 c004 c000 [cr3 b000] c003 [disabled]");
+	/* A MOV CR3 that leaves the CR3 filter: TIP.PGD without IP disables after it. */
+	start(&t, 0xc000);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "c000 [disabled]");
+	/* A PIP still waiting for its MOV CR3 when the packets end proves that execution went on
+	 * to it: the flow goes on. */
+	start(&t, 0xc000);
+	pip(&t, 0xa000);
+	pip(&t, 0xb000);
+	CHECK_STR(events(&t, 0), "c000 [cr3 a000] c003 [end@c004]");
+}
+
 /* ---- status events (conformance with libipt's .ptt suite, doc/conformance.md) ----------- */
 
 static void mnt(struct tb *t, uint64_t v) { put(t, 0x02); put(t, 0xc3); put(t, 0x88); put_le(t, v, 8); }
@@ -1532,6 +1563,7 @@ int main(void)
 	test_psb_refresh();
 	test_gaps();
 	test_ptw();
+	test_mov_cr3();
 	test_timing();
 	test_last_n();
 	test_cpu();
