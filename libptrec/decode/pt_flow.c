@@ -1372,10 +1372,16 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		nx->kind = NX_NONE;
 		return 1;
 	case NX_FUP_PGD:
+		if (nx->abort) {
+			/* A transaction abort that also disables tracing: the abort happened at
+			 * ip (its FUP), then tracing went off; say both, in that order. */
+			nx->abort = 0;
+			f->spec = 0;
+			aux_push(f, PT_FLOW_AUX_TSX, 2, 0, nx->ip);
+			return 0;
+		}
 		ev_set(run, PTREC_BR_DISABLE, nx->ip, nx->has_ip2 ? nx->ip2 : 0, nx->tflags, nx->tsc);
 		run->offset = nx->off;
-		if (nx->abort)
-			f->spec = 0;
 		release_br_held(f, 1);
 		f->has_resume_ip = 1; /* a TIP.PGE at this IP resumes where tracing stopped */
 		f->resume_ip = nx->ip;

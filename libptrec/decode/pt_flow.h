@@ -112,8 +112,9 @@ enum ptrec_pt_flow_aux {
 	PT_FLOW_AUX_MWAIT,    /* MWAIT hints in aux_payload, extensions in aux_arg; at aux_ip */
 	PT_FLOW_AUX_EXSTOP,   /* execution stopped (at aux_ip when the packet had IP=1) */
 	PT_FLOW_AUX_STOP,     /* TraceStop: tracing stopped */
-	PT_FLOW_AUX_TSX,      /* MODE.TSX begin (aux_payload 1) or commit (0) at aux_ip; while
-	                         tracing is off also abort (2), with aux_ip 0 */
+	PT_FLOW_AUX_TSX,      /* MODE.TSX begin (aux_payload 1) or commit (0) at aux_ip; abort
+	                         (2): while tracing is off (aux_ip 0), or an abort whose FUP is
+	                         followed by TIP.PGD (at aux_ip, before that DISABLE) */
 	PT_FLOW_AUX_END,      /* the trace ended while tracing, at aux_ip (no packet says more):
 	                         the instruction there is not known to have executed */
 };

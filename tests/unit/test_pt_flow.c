@@ -279,6 +279,8 @@ static const char *listing(const struct tb *t, unsigned errata)
 	return out;
 }
 
+static const char *events(const struct tb *t, unsigned errata);
+
 /* Decodes t run by run into the branch notation. */
 static const char *branches(const struct tb *t)
 {
@@ -508,6 +510,17 @@ static void test_tsx(void)
 	fup(&t, 0x7002);
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "7000 7001 7002 7003 [disabled]");
+
+	/* "A transactional abort that also disables tracing: MODE.TSX (abort), FUP (the abort's
+	 * IP), TIP.PGD": the abort is reported at the FUP's IP, then the disable; the
+	 * instruction there is not executed. */
+	start(&t, 0x7000);
+	mode_tsx(&t, 1, 0);
+	fup(&t, 0x7001);
+	mode_tsx(&t, 0, 1);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "7000 [begin@7001] ?7001 [abort@7002] [disabled]");
 }
 
 static void test_overflow(void)
@@ -665,8 +678,6 @@ static void test_gaps(void)
 		ptrec_pt_flow_free(f);
 	}
 }
-
-static const char *events(const struct tb *t, unsigned errata);
 
 static void test_ptw(void)
 {
@@ -1246,8 +1257,10 @@ static const char *events(const struct tb *t, unsigned errata)
 			snprintf(s, sizeof(s), "[ptw %" PRIx64 "@%" PRIx64 "]", run.aux_payload, run.aux_ip);
 			break;
 		case PT_FLOW_AUX_TSX:
-			if (run.aux_payload == 2)
+			if (run.aux_payload == 2 && !run.aux_ip)
 				snprintf(s, sizeof(s), "[abort-off]");
+			else if (run.aux_payload == 2)
+				snprintf(s, sizeof(s), "[abort@%" PRIx64 "]", run.aux_ip);
 			else
 				snprintf(s, sizeof(s), "[%s@%" PRIx64 "]", run.aux_payload ? "begin" : "commit",
 				         run.aux_ip);
