@@ -1337,6 +1337,32 @@ static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 	nx->kind = NX_NONE;
 }
 
+/* BDM64 ("an incorrect FUP IP may be recorded on a TSX abort right after a branch"): 1 if
+ * target cannot be reached from f->ip by straight-line code, i.e. the abort's FUP disagrees
+ * with where the last branch went; the abort then binds where the flow is. */
+static int bdm64_unreachable(struct ptrec_pt_flow *f, uint64_t target)
+{
+	uint64_t ip = f->ip;
+	for (int i = 0; i < 4; i++) {
+		int32_t bi = blk_get(f, ip, f->mode);
+		if (bi < 0)
+			return 0;
+		const struct blk *b = &f->blk[bi];
+		uint64_t a = b->start;
+		for (uint32_t k = 0; k < b->ninsn; k++) {
+			if (a == target)
+				return 0;
+			a += b->len[k];
+		}
+		if (b->end == BLK_ERROR)
+			return 0; /* no code there: the usual error, not the erratum */
+		if (b->end != BLK_OPEN && b->end != BLK_CR3)
+			return 1;
+		ip = b->dest[0];
+	}
+	return 0;
+}
+
 /* The packets ended while tracing: nothing proves that the instruction at f->ip executed, so
  * the flow stops before it (an END item at that IP; the run may hold instructions before it
  * that the packets did prove). */
@@ -1482,6 +1508,10 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				stop_at_sync(f, nx->psb_off);
 				return 0;
 			}
+			if ((f->errata & PT_ERRATUM_BDM64) && nx->abort && nx->ip != f->ip &&
+			    (nx->kind == NX_FUP_TIP || nx->kind == NX_FUP_PGD) &&
+			    bdm64_unreachable(f, nx->ip))
+				f->ip = nx->ip;
 			if (nx_is_ip_event(nx->kind) && nx->ip == f->ip && !skd022(f, nx)) {
 				run->ip = f->ip;
 				run->mode = f->mode;

@@ -521,6 +521,18 @@ static void test_tsx(void)
 	fup(&t, 0x7002);
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "7000 [begin@7001] ?7001 [abort@7002] [disabled]");
+
+	/* BDM64: "an incorrect FUP IP may be recorded on a TSX abort after a branch": when the
+	 * abort's IP cannot be reached from where the last branch went, the abort happened
+	 * there.  Without the erratum that is a gap. */
+	start(&t, 0x1000);
+	tnt(&t, "n");
+	mode_tsx(&t, 0, 1);
+	fup(&t, 0x1002);
+	tip(&t, 0x7000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, PT_ERRATUM_BDM64), "1000 1002 1004 1007 [abort 1002>7000] 7000 7001 7002 7003 [disabled]");
+	CHECK(strstr(listing(&t, 0), "[gap]") != NULL);
 }
 
 static void test_overflow(void)
