@@ -4,7 +4,7 @@
  * Pure: no I/O, no globals; memory is the decoder itself plus its block cache (no allocation per
  * instruction or per event).  Not async-signal-safe (the block cache is malloc'd): decode after
  * the dump is written, e.g. in the report process, never inside the crash signal handler.  Never crashes or hangs on any input: every loop is bounded, every
- * inconsistency becomes a GAP event followed by a resync at the next PSB.
+ * inconsistency becomes a GAP event followed by a resync (see Errors below).
  *
  * Semantics (SDM vol. 3C ch. "Intel Processor Trace", matching libipt's instruction decoder):
  * - Decoding starts at the first PSB.  PSB+ (up to PSBEND) refreshes state: FUP = the IP where
@@ -41,7 +41,19 @@
  *   applies to.  Runs executed inside a TSX transaction carry PT_FLOW_RUN_SPECULATIVE.
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
  *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
- *   text) and decoding resumes at the next PSB after the error.
+ *   text).  After an error of the packets (bad packet, bad IP compression) decoding resumes
+ *   at the next PSB; after an error of the flow (no image at an IP, undecodable instruction,
+ *   a packet the code does not call for, a bad compressed return) the packets are still in
+ *   step and it resumes at the next packet that gives an IP: a TIP's target (also after a
+ *   FUP), a FUP bound to PTWRITE/MODE.TSX/EXSTOP, a PSB+ FUP; TNT bits before it are
+ *   dropped; a TIP.PGD there is a DISABLE (tracing went off in the gap), a TIP.PGE an ENABLE.
+ * - MOV CR3 ("generates PIP"): the oldest PIP waiting binds right after it; a TIP.PGD
+ *   without IP right there disables tracing after it (a CR3 filter).
+ * - A disable at a branch stops tracing at the branch's target, or without IP at the next
+ *   instruction: a TIP.PGE there sets PT_FLOW_RUN_RESUMED (SYSCALL ... SYSRET).
+ * - A TSX abort whose FUP is followed by TIP.PGD: a PT_FLOW_AUX_TSX abort item at the FUP's
+ *   IP, then the DISABLE.  BDM64: an abort FUP that straight-line code from where the last
+ *   branch went cannot reach binds there.
  * - The end of the trace: once the last packet is used (no TNT bit left, nothing after it),
  *   the flow stops where it is, with a PT_FLOW_AUX_END item at that IP while tracing: nothing
  *   proves that the instructions after the last packet ran, and a flight recorder must not
