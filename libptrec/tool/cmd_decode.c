@@ -15,6 +15,7 @@
 #include "decode/elf_load.h"
 #include "decode/pt_flow.h"
 #include "decode/pt_tail.h"
+#include "tool/line_fmt.h"
 #include "tool/tool.h"
 
 static void usage(FILE *out)
@@ -38,24 +39,33 @@ static void usage(FILE *out)
 	        "exit: 0 decoded, 1 decoded with gaps, 2 usage, 3 unreadable input\n");
 }
 
-/* Prints a branch event as one line: KIND FROM -> TO [flags] [@time]. */
+/* Prints a branch event as one line: KIND FROM -> TO [flags] [@time] (built in a buffer: this
+ * is most of the time of a whole-trace `ptrec decode`). */
 static void print_event(FILE *out, const struct ptrec_branch *ev, const struct ptrec_pt_flow_run *run)
 {
-	fprintf(out, "%-9s %016" PRIx64 " -> %016" PRIx64, ptrec_branch_kind_name(ev->kind), ev->from,
-	        ev->to);
+	char line[160], *p = line_pad(line, ptrec_branch_kind_name(ev->kind), 9);
+	*p++ = ' ';
+	p = line_str(line_hex16(p, ev->from), " -> ");
+	p = line_hex16(p, ev->to);
 	if (ev->kind == PTREC_BR_JCC)
-		fputs(ev->flags & PTREC_BRF_TAKEN ? " taken" : " not-taken", out);
+		p = line_str(p, ev->flags & PTREC_BRF_TAKEN ? " taken" : " not-taken");
 	if (ev->flags & PTREC_BRF_COMPRESSED_RET)
-		fputs(" compressed", out);
-	if (ev->kind == PTREC_BR_GAP) {
+		p = line_str(p, " compressed");
+	if (ev->kind == PTREC_BR_GAP) { /* rare; the text has no bound */
+		fwrite(line, 1, (size_t)(p - line), out);
 		fprintf(out, " (%s", run && run->why ? run->why : ptrec_strerror(-(int)ev->reason));
 		if (run)
 			fprintf(out, ", trace offset 0x%" PRIx64, run->offset);
 		fputc(')', out);
+		p = line;
 	}
-	if (ev->flags & PTREC_BRF_HAS_TIME)
-		fprintf(out, " @%" PRIu64 "%s", ev->timestamp, ev->flags & PTREC_BRF_CYCLE ? "c" : "");
-	fputc('\n', out);
+	if (ev->flags & PTREC_BRF_HAS_TIME) {
+		p = line_dec(line_str(p, " @"), ev->timestamp);
+		if (ev->flags & PTREC_BRF_CYCLE)
+			*p++ = 'c';
+	}
+	*p++ = '\n';
+	fwrite(line, 1, (size_t)(p - line), out);
 }
 
 /* Prints an event of the --insn listing on its own line in square brackets. */
@@ -300,10 +310,13 @@ int cmd_decode(int argc, char **argv)
 		} else {
 			ptrec_pt_flow_iter_init(it, f);
 			while ((e = ptrec_pt_flow_iter_next(it, &insn, &run)) > 0) {
-				if (e == PT_FLOW_INSN)
-					fprintf(out, "%016" PRIx64 "\n", insn.ip);
-				else
+				if (e == PT_FLOW_INSN) {
+					char line[17];
+					*line_hex16(line, insn.ip) = '\n';
+					fwrite(line, 1, sizeof(line), out);
+				} else {
 					print_insn_event(out, &run->ev, run);
+				}
 			}
 			free(it);
 		}
