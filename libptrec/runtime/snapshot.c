@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -102,9 +103,9 @@ static int copy_rings(struct ptrec_snap_job *job, int all)
  * time the dump is written). */
 static void copy_context(struct ptrec_snap_job *job, const struct ptrec_snap_site *site)
 {
-	if (job->nth && job->th[0].tid == job->tid &&
-	    ptrec_read_small_file("/proc/thread-self/comm", job->th[0].name,
-	                          sizeof(job->th[0].name)) < 0)
+	/* One syscall, no descriptor: the name is at most 16 bytes with its NUL (TASK_COMM_LEN). */
+	_Static_assert(sizeof(job->th[0].name) >= 16, "PR_GET_NAME writes up to 16 bytes");
+	if (job->nth && job->th[0].tid == job->tid && prctl(PR_GET_NAME, job->th[0].name, 0, 0, 0))
 		job->th[0].name[0] = '\0';
 	getcontext(&job->uc);
 	job->uc.uc_mcontext.gregs[REG_RIP] = (greg_t)site->pc;

@@ -5,6 +5,9 @@
  * counting), the recorder thread writes the dump and the report (ptrec_snapshot_flush waits
  * for them), and the process goes on.
  * Prints the report (or dump) path on stdout. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setname_np */
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,6 +35,9 @@ __attribute__((noinline)) static void worker_step(int id)
 static void *worker_main(void *arg)
 {
 	int id = (int)(long)arg;
+	char name[16];
+	snprintf(name, sizeof(name), "worker-%d", id);
+	pthread_setname_np(pthread_self(), name);
 	while (!atomic_load(&stop))
 		worker_step(id);
 	return NULL;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A snapshot while other threads run: the process keeps going and exits 0; the dump goes to
 # PTREC_DIR as ptrec.snapshotter.PID.TIME.snapshot.ptrec (mode 0600, well formed, event 3 =
-# snapshot, four threads, none with an empty ring; the event thread's ring ends in slow_request); the report
+# snapshot, four threads named as they named themselves, none with an empty ring; the event thread's ring ends in slow_request); the report
 # names the snapshot's caller when `ptrec report` is implemented.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
@@ -30,6 +30,11 @@ grep -q "^event 3 signo 0 tid $pid threads 4 complete 1 " "$work/check.txt" ||
 	fail "not a complete snapshot of 4 threads by the main thread"
 grep -q "^stack:.*slow_request\$" "$work/check.txt" || fail "snapshot thread's ring does not end in slow_request"
 [ "$(grep -c '^thread .* records [1-9]' "$work/check.txt")" -eq 4 ] || fail "a thread has an empty ring"
+# Every thread is named as it named itself: the caller (main) and the three workers.
+grep -q "^thread $pid name snapshotter " "$work/check.txt" || fail "the caller's thread name is wrong"
+for i in 0 1 2; do
+	grep -q "^thread [0-9]* name worker-$i " "$work/check.txt" || fail "worker-$i's name is missing"
+done
 [ "$(cat "$work/stdout")" = "$dump.txt" ] || fail "snapshot path is not the report"
 [ "$(stat -c %a "$dump.txt")" = 600 ] || fail "report mode is not 600"
 grep -q slow_request "$dump.txt" || fail "report does not name slow_request"
