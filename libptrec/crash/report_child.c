@@ -86,6 +86,7 @@ static struct report_slot slots[2] = {{.fd = -1}, {.fd = -1}};
 
 /* The stacks of a slot's runner and tool (ptrec_report_prepare), each above a guard page. */
 #define CHILD_STACK (64u << 10)
+#define CHILD_STACKS 4 /* a runner's and a tool's for each of the two slots */
 static uint8_t *child_stacks; /* 2 slots x 2 stacks, or NULL */
 static char line_buf[2 * PTREC_PATH_MAX + 512];
 static char note_buf[PTREC_PATH_MAX + 256];
@@ -186,9 +187,11 @@ struct child_args {
 	unsigned timeout_ms;
 };
 
-static uint8_t *stack_top(int slot, int which)
+/* The top of slot s's stack for its runner (which 0) or its tool (which 1). */
+static uint8_t *stack_top(const struct report_slot *s, int which)
 {
-	return child_stacks + ((size_t)(slot * 2 + which) + 1) * (CHILD_STACK + 4096);
+	size_t slot = (size_t)(s - slots);
+	return child_stacks + (slot * 2 + (size_t)which + 1) * (CHILD_STACK + 4096);
 }
 
 /* The tool, until its execve: every signal back to its default (the copied handlers of the
@@ -232,7 +235,7 @@ static int runner_main(void *arg)
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(long));
 	syscall(SYS_rt_sigaction, SIGCHLD, dfl, NULL, sizeof(long));
-	pid_t pid = clone(tool_main, stack_top(s == &slots[0] ? 0 : 1, 1),
+	pid_t pid = clone(tool_main, stack_top(s, 1),
 	                  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a);
 	if (pid < 0) {
 		unlink(s->txt);
@@ -283,13 +286,13 @@ static long raw_wait4(long pid, int *status, long options)
 
 void ptrec_report_prepare(void)
 {
-	size_t len = 4 * ((size_t)CHILD_STACK + 4096);
+	size_t len = CHILD_STACKS * ((size_t)CHILD_STACK + 4096);
 	if (child_stacks)
 		return;
 	void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < CHILD_STACKS; i++)
 		if (mprotect((uint8_t *)p + (size_t)i * (CHILD_STACK + 4096) + 4096, CHILD_STACK,
 		             PROT_READ | PROT_WRITE) != 0) {
 			munmap(p, len);
@@ -324,7 +327,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	 * older kernels), so it runs the tool as its own child. */
 	struct child_args args = {.s = s, .out = out, .dump = dump, .timeout_ms = timeout_ms};
 	int saved_errno = errno;
-	pid_t pid = clone(runner_main, stack_top(s == &slots[0] ? 0 : 1, 0), CLONE_VM, &args);
+	pid_t pid = clone(runner_main, stack_top(s, 0), CLONE_VM, &args);
 	if (pid < 0) {
 		errno = saved_errno;
 		close(out);
