@@ -147,6 +147,7 @@ struct ptrec_pt_flow {
 	uint8_t fup_skip;           /* the next FUP belongs to PTW/TSX/EXSTOP/...: consume it */
 	uint8_t tsx_abort;          /* a MODE.TSX abort was seen: its FUP+TIP is an abort */
 	uint8_t in_tx;              /* inside a transaction */
+	uint8_t iflag;              /* RFLAGS.IF of the last MODE.Exec (event trace) */
 	uint64_t last_ip;           /* IP compression state */
 	uint64_t cr3;               /* last PIP */
 	uint64_t vmcs;              /* last VMCS */
@@ -704,6 +705,8 @@ static void apply_mode(struct ptrec_pt_flow *f, const struct nx *nx)
 	aux_push(f, PT_FLOW_AUX_EXEC_MODE, nx->new_mode, 0, 0);
 }
 
+static unsigned peek_flow_pkt(const struct ptrec_pt_flow *f, size_t pos);
+
 /* Applies a status-only packet (in_psb: inside PSB+, where PIP and VMCS only refresh the
  * state).  Returns 1 if pkt was one, else 0. */
 static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, int in_psb)
@@ -754,10 +757,21 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 			aux_push(f, kind, pkt->payload, arg, 0);
 		return 1;
 	}
-	case PT_PKT_MODE_EXEC:
+	case PT_PKT_MODE_EXEC: {
+		unsigned iflag = (pkt->sub >> 2) & 1, changed = iflag != f->iflag;
+		f->iflag = (uint8_t)iflag;
+		/* Event trace: an instruction that changes RFLAGS.IF (STI, CLI, POPF) gives a
+		 * MODE.Exec with the new IF and then a FUP with the IP where it took effect; the
+		 * execution mode is the same and that FUP starts no asynchronous event.  (A far
+		 * branch's MODE.Exec comes before its TIP, an interrupt's after its FUP.) */
+		if (!in_psb && changed && peek_flow_pkt(f, f->pos + pkt->size) == PT_PKT_FUP) {
+			f->fup_skip = 1;
+			return 1;
+		}
 		f->pending_mode = exec_mode(pkt->sub);
 		f->has_pending_mode = 1;
 		return 1;
+	}
 	case PT_PKT_MODE_TSX:
 		f->in_tx = pkt->sub & 1;
 		if (!in_psb && f->state != ST_ENABLED && f->nx.kind != NX_OVF) {
@@ -1212,7 +1226,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	f->ip = 0;
 	f->mode = X86_MODE_64;
 	f->pending_mode = f->has_pending_mode = 0;
-	f->fup_skip = f->tsx_abort = f->in_tx = 0;
+	f->fup_skip = f->tsx_abort = f->in_tx = f->iflag = 0;
 	f->last_ip = f->cr3 = f->vmcs = 0;
 	f->tnt = 0;
 	f->tnt_n = 0;

@@ -25,6 +25,8 @@
  *   a branch out of the filter region): that branch is executed, DISABLE.from is its address.
  *   TIP.PGE(X) re-enables at X (ENABLE event, to = X).
  * - MODE.Exec applies to the target of the next TIP/TIP.PGE (or the PSB+ IP); 64/32/16-bit.
+ *   One whose IF bit changed and that a FUP follows (event trace: STI, CLI, POPF) only says
+ *   where IF changed: that FUP is bound to it, the execution mode stays.
  * - MODE.TSX: begin/commit bind at their FUP silently; an abort (TXAbort) is followed by
  *   FUP(X)+TIP(handler) and becomes a TSX_ABORT event X->handler (X not executed).
  * - OVF: an OVERFLOW event; the TNT queue and return stack are dropped; decoding resumes at the

@@ -158,6 +158,10 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 			errata = ptrec_pt_flow_cpu_errata(&fcpu);
 		}
 	}
+	/* SKL014 is about a direct branch that clears FilterEn, which only an address range
+	 * filter can do; the comparable cases configure none (ptxed's --filter options make a
+	 * case not comparable), so like ptxed without a filter the erratum does not apply. */
+	errata &= ~PT_ERRATUM_SKL014;
 	struct ptrec_pt_img *img = ptrec_pt_img_new();
 	if (!img) {
 		fprintf(out, "[out of memory]\n");
@@ -190,10 +194,11 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 	struct ptrec_pt_flow_run run;
 	unsigned long steps = 0;
 	while (ptrec_pt_flow_next_run(f, &run) > 0 && steps++ < 1000000) {
-		uint64_t ip = run.ip;
+		uint64_t ip = run.ip, last = 0;
 		for (uint32_t i = 0; i < run.ninsn; i++) {
 			fprintf(out, "%s%016llx\n", (run.flags & PT_FLOW_RUN_SPECULATIVE) ? "? " : "",
 			        (unsigned long long)ip);
+			last = ip;
 			ip += run.len[i];
 		}
 		if (run.aux) {
@@ -207,6 +212,13 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 			        o->event_ip);
 			break;
 		case PTREC_BR_DISABLE:
+			/* ptxed gives an asynchronous disable (FUP+TIP.PGD: the instruction at
+			 * `from` did not execute) the TIP.PGD's IP too, when it has one */
+			if (o->event_ip && ev.from && ev.to && !(run.ninsn && last == ev.from)) {
+				fprintf(out, "[disabled, at: %016llx, ip: %016llx]\n",
+				        (unsigned long long)ev.from, (unsigned long long)ev.to);
+				break;
+			}
 			ev_line(out, "disabled", "at", ev.from, o->event_ip && ev.from);
 			break;
 		case PTREC_BR_OVERFLOW:

@@ -102,6 +102,9 @@ static void mode_exec(struct tb *t, int csl, int csd)
 	put(t, (unsigned)(csl | (csd << 1)));
 }
 
+/* MODE.Exec for 64-bit code with the IF bit (event trace). */
+static void mode_exec_if(struct tb *t, int ifl) { put(t, 0x99); put(t, 1u | ((unsigned)ifl << 2)); }
+
 static void mode_tsx(struct tb *t, int intx, int abrt)
 {
 	put(t, 0x99);
@@ -1161,6 +1164,29 @@ static void test_trig_and_cr3(void)
 	CHECK_STR(listing(&t, 0), "4100 4101 [disabled] [enabled] 4100 4101 [disabled]");
 }
 
+static void test_iflag(void)
+{
+	struct tb t;
+	/* Event trace: "a change of RFLAGS.IF by STI, CLI or POPF gives a MODE.Exec with the new
+	 * IF followed by a FUP with the IP where the change took effect": that FUP is bound to
+	 * the MODE.Exec (no asynchronous event starts there) and the flow goes on; a FUP+TIP.PGD
+	 * after it is still an asynchronous disable. */
+	start(&t, 0x7000);
+	mode_exec_if(&t, 1);
+	fup(&t, 0x7001);
+	mode_exec_if(&t, 0);
+	fup(&t, 0x7002);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "7000 7001 [disabled]");
+	/* A MODE.Exec that does not change IF before a far branch's TIP is the next TIP's mode. */
+	start(&t, 0x7000);
+	mode_exec(&t, 1, 0);
+	tip(&t, 0x7100);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "7000 7001 7002 7003 7100 [disabled]");
+}
+
 static void test_end_of_stream(void)
 {
 	struct tb t;
@@ -1597,6 +1623,7 @@ int main(void)
 	test_psb_return_stack();
 	test_power_events();
 	test_trig_and_cr3();
+	test_iflag();
 	test_end_of_stream();
 	test_status_events();
 	test_errata_and_edges();
