@@ -106,11 +106,12 @@ int tool_opt_number(const struct tool_args *a, unsigned long min, unsigned long 
 void tool_error(const char *file, long long offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* A whole input file, read into memory. */
+/* A whole input file, in memory. */
 struct tool_file {
 	const char *path;     /* as given */
-	unsigned char *data;  /* contents (malloc'd; NULL for an empty file) */
+	unsigned char *data;  /* contents (mapped or malloc'd; NULL for an empty file) */
 	size_t size;          /* bytes */
+	int mapped;           /* data is a private file mapping (else malloc'd) */
 };
 
 /* Opens an input file (core/file_open.h: never blocks, regular files only).  On failure prints
@@ -130,7 +131,8 @@ struct tool_place {
  * NULL (unknown).  Returns how many (report_place.c). */
 unsigned tool_places(const char *core_pattern, struct tool_place out[PTREC_PLACE_COUNT_]);
 
-/* Reads path fully.  On failure prints a tool_error naming the file and the cause and returns
+/* Reads path fully (maps it when it can: a file that shrinks while mapped ends the tool with
+ * a message naming it and exit status 3).  On failure prints a tool_error naming the file and the cause and returns
  * -1; else 0.  Release with tool_file_free. */
 int tool_file_read(const char *path, struct tool_file *f);
 void tool_file_free(struct tool_file *f);

@@ -9,7 +9,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,6 +183,40 @@ int tool_open_input(const char *path, struct stat *st)
 	return -1;
 }
 
+/* The file being read through a mapping: named if it shrinks under us (SIGBUS). */
+static const char *volatile mapped_path;
+
+static void mapped_bus(int sig)
+{
+	static const char a[] = "ptrec: ", b[] = ": the file shrank while being read\n";
+	const char *p = mapped_path;
+	(void)sig;
+	if (write(2, a, sizeof(a) - 1) > 0 && p && write(2, p, strlen(p)) > 0)
+		(void)!write(2, b, sizeof(b) - 1);
+	_exit(3);
+}
+
+/* Maps a regular file (private, so a write stays ours): no copy of the bytes and no zeroed
+ * pages (a 16 MB trace: the read() copy and page faults were a third of `decode --stat`).  A file
+ * truncated while mapped raises SIGBUS: the tool then says so and exits 3.  Returns 0, or -1
+ * (the caller reads instead). */
+static int file_map(int fd, size_t size, struct tool_file *f)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = mapped_bus;
+	sigemptyset(&sa.sa_mask);
+	mapped_path = f->path;
+	sigaction(SIGBUS, &sa, NULL);
+	f->data = p;
+	f->size = size;
+	f->mapped = 1;
+	return 0;
+}
+
 int tool_file_read(const char *path, struct tool_file *f)
 {
 	struct stat st;
@@ -191,6 +227,10 @@ int tool_file_read(const char *path, struct tool_file *f)
 	fd = tool_open_input(path, &st);
 	if (fd < 0)
 		return -1;
+	if (st.st_size > 0 && !file_map(fd, (size_t)st.st_size, f)) {
+		close(fd);
+		return 0;
+	}
 	if (st.st_size > 0) {
 		f->data = malloc((size_t)st.st_size);
 		if (!f->data) {
@@ -218,7 +258,11 @@ int tool_file_read(const char *path, struct tool_file *f)
 
 void tool_file_free(struct tool_file *f)
 {
-	free(f->data);
+	if (f->mapped)
+		munmap(f->data, f->size);
+	else
+		free(f->data);
 	f->data = NULL;
 	f->size = 0;
+	f->mapped = 0;
 }
