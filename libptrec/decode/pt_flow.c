@@ -740,6 +740,9 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 	case PT_PKT_CYC:
 	case PT_PKT_CBR:
 		ptrec_pt_time_update(&f->time, pkt);
+		if (pkt->type == PT_PKT_CBR && !in_psb) /* a frequency change (in PSB+ it only
+		                                            * restates the ratio) */
+			aux_push(f, PT_FLOW_AUX_CBR, pkt->payload, 0, 0);
 		return 1;
 	case PT_PKT_PIP:
 	case PT_PKT_VMCS: {

@@ -36,7 +36,8 @@
  *   instruction's IP (FUPonPTW; aux_ip = that IP), else before the code that follows the
  *   packets read so far; at once while tracing is off.
  * - Status events are auxiliary items too (enum ptrec_pt_flow_aux), never branch events:
- *   MNT, PWRE, PWRX, EXSTOP (IP=0) and TraceStop where they are read; MWAIT, EXSTOP (IP=1)
+ *   MNT, PWRE, PWRX, EXSTOP (IP=0), TraceStop and CBR (outside PSB+: a new core:bus ratio)
+ *   where they are read; MWAIT, EXSTOP (IP=1)
  *   and MODE.TSX begin/commit when the flow reaches the IP of their FUP; PIP and VMCS after
  *   the far branch, interrupt or disable they belong to (at once while tracing is off; not
  *   for those inside PSB+, which only restate the state); MODE.Exec after the TIP/TIP.PGE it
@@ -131,6 +132,7 @@ enum ptrec_pt_flow_aux {
 	                         followed by TIP.PGD (at aux_ip, before that DISABLE) */
 	PT_FLOW_AUX_END,      /* the trace ended while tracing, at aux_ip (no packet says more):
 	                         the instruction there is not known to have executed */
+	PT_FLOW_AUX_CBR,      /* CBR outside PSB+: the core:bus ratio changed to aux_payload */
 };
 
 /* ptrec_pt_flow_run.flags */

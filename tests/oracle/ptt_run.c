@@ -141,6 +141,9 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 	case PT_FLOW_AUX_END:
 		fprintf(out, "[end of trace]\n");
 		break;
+	case PT_FLOW_AUX_CBR:
+		fprintf(out, "[cbr: %llx]\n", p);
+		break;
 	default:
 		break;
 	}

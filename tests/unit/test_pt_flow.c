@@ -48,6 +48,7 @@ static void psb(struct tb *t)
 
 static void psbend(struct tb *t) { put(t, 0x02); put(t, 0x23); }
 static void ovf(struct tb *t) { put(t, 0x02); put(t, 0xf3); }
+static void cbr(struct tb *t, unsigned ratio) { put(t, 0x02); put(t, 0x03); put(t, ratio); put(t, 0); }
 static void pad(struct tb *t) { put(t, 0x00); }
 
 /* An IP packet with header opcode op (TIP 0x0d, PGE 0x11, PGD 0x01, FUP 0x1d), full 8-byte IP
@@ -1285,6 +1286,7 @@ static const char *events(const struct tb *t, unsigned errata)
 		case PT_FLOW_AUX_PAGING: snprintf(s, sizeof(s), "[cr3 %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_VMCS: snprintf(s, sizeof(s), "[vmcs %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_MNT: snprintf(s, sizeof(s), "[mnt %" PRIx64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_CBR: snprintf(s, sizeof(s), "[cbr %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_PWRE: snprintf(s, sizeof(s), "[pwre]"); break;
 		case PT_FLOW_AUX_PWRX: snprintf(s, sizeof(s), "[pwrx]"); break;
 		case PT_FLOW_AUX_MWAIT: snprintf(s, sizeof(s), "[mwait@%" PRIx64 "]", run.aux_ip); break;
@@ -1327,6 +1329,33 @@ static const char *events(const struct tb *t, unsigned errata)
 static void test_status_events(void)
 {
 	struct tb t;
+	/* "CBR is generated after any frequency change, on C-state wake up, PSB+, and after
+	 * enabling packet generation": outside PSB+ it says the core:bus ratio changed, where it
+	 * is read; inside PSB+ it only restates the ratio. */
+	t.n = 0;
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	cbr(&t, 0x20);
+	fup(&t, 0x7000);
+	psbend(&t);
+	cbr(&t, 0x18);
+	tip(&t, 0x7100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[cbr 18] 7000 7001 7002 7003 7100 [disabled]");
+	/* After an overflow whose FUP resumes tracing, a CBR between them comes before the
+	 * overflow is bound; after one that leaves tracing off, after it. */
+	start(&t, 0x7000);
+	ovf(&t);
+	cbr(&t, 0xf);
+	fup(&t, 0x7100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[cbr f] [overflow] 7100 [disabled]");
+	start(&t, 0x7000);
+	ovf(&t);
+	cbr(&t, 0xf);
+	pge(&t, 0x7100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[overflow] [cbr f] [enabled] 7100 [disabled]");
 	/* "PIP ... is generated on a MOV CR3 or a far transfer (interrupt, exception, ...) that
 	 * changes CR3": with tracing on it belongs to that transfer and is reported after it; the
 	 * instruction at the FUP is not executed. */
