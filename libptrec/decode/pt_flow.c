@@ -19,6 +19,7 @@
 #define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
 #define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
 #define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
+#define TRIG_QUEUE 8          /* TRIGs waiting for the flow to reach their IP */
 #define AUX_QUEUE 64          /* status events waiting to be delivered */
 #define AUX_HELD 8            /* items waiting for their FUP or their branch */
 #define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
@@ -167,6 +168,11 @@ struct ptrec_pt_flow {
 	unsigned ptw_head, ptw_n;   /* queue head and count */
 	uint8_t ptw_fup;            /* the next FUP is the IP of the newest PTW */
 	uint8_t ptw_done;           /* the oldest PTW's PTWRITE was reported: deliver it now */
+	uint8_t ptw_sought;         /* the oldest PTW has no IP: its PTWRITE was looked for */
+	uint64_t trig_anchor;       /* where a TRIG's ICNT counts from: the IP of the last IP
+	                               packet read, or where the last TRIG fired */
+	struct { uint64_t ip, trbv, mult; } trig[TRIG_QUEUE]; /* TRIGs due at ip */
+	unsigned trig_head, trig_n;
 	struct aux_item aux[AUX_QUEUE]; /* auxiliary items to deliver, in order */
 	unsigned aux_head, aux_n;   /* queue head and count */
 	struct aux_item fup_held[AUX_HELD]; /* MWAIT, EXSTOP.IP, MODE.TSX, TRIG.IP: bound to the
@@ -706,6 +712,38 @@ static void apply_mode(struct ptrec_pt_flow *f, const struct nx *nx)
 }
 
 static unsigned peek_flow_pkt(const struct ptrec_pt_flow *f, size_t pos);
+static uint64_t straight_walk(const struct ptrec_pt_flow *f, uint64_t ip, unsigned mode,
+                              unsigned n, int ptwrite);
+
+/* TRIG without IP: the trigger fired ICNT instructions after its anchor (the last IP packet
+ * or the previous TRIG); it is due when the flow reaches the IP that many instructions on.
+ * Without ICNT, while tracing is off, or when code that needs a packet lies in between, it is
+ * delivered where it is read. */
+static void trig_add(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
+{
+	uint64_t ip = 0;
+	if ((pkt->sub & 0x10000u) && f->state == ST_ENABLED && f->trig_anchor &&
+	    f->trig_n < TRIG_QUEUE)
+		ip = straight_walk(f, f->trig_anchor, f->mode, pkt->sub & 0xffffu, 0);
+	if (!ip) {
+		aux_push(f, PT_FLOW_AUX_TRIG, pkt->payload, pkt->payload2, 0);
+		return;
+	}
+	f->trig_anchor = ip;
+	unsigned i = (f->trig_head + f->trig_n++) % TRIG_QUEUE;
+	f->trig[i].ip = ip;
+	f->trig[i].trbv = pkt->payload;
+	f->trig[i].mult = pkt->payload2;
+}
+
+/* Delivers the oldest waiting TRIG (the flow is at its IP). */
+static void trig_release(struct ptrec_pt_flow *f)
+{
+	unsigned i = f->trig_head;
+	aux_push(f, PT_FLOW_AUX_TRIG, f->trig[i].trbv, f->trig[i].mult, f->trig[i].ip);
+	f->trig_head = (i + 1) % TRIG_QUEUE;
+	f->trig_n--;
+}
 
 /* Applies a status-only packet (in_psb: inside PSB+, where PIP and VMCS only refresh the
  * state).  Returns 1 if pkt was one, else 0. */
@@ -808,9 +846,18 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 			aux_push(f, PT_FLOW_AUX_EXSTOP, 0, 0, 0);
 		}
 		return 1;
+	case PT_PKT_TRIG:
+		if (pkt->ip_bit) { /* a FUP follows: the IP of the triggering instruction */
+			f->fup_skip = 1;
+			if (!in_psb)
+				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_TRIG, pkt->payload,
+				         pkt->payload2);
+		} else if (!in_psb) {
+			trig_add(f, pkt);
+		}
+		return 1;
 	case PT_PKT_BEP:
 	case PT_PKT_CFE:
-	case PT_PKT_TRIG: /* with IP=1 a FUP follows: the IP of the triggering instruction */
 		if (pkt->ip_bit)
 			f->fup_skip = 1;
 		return 1;
@@ -826,7 +873,10 @@ static int pkt_ip(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, ui
 	int e = ptrec_pt_last_ip_update(&f->last_ip, pkt, ip);
 	if (e == -PTREC_ENOMAP)
 		return 0;
-	return e < 0 ? -PTREC_EFORMAT : 1;
+	if (e < 0)
+		return -PTREC_EFORMAT;
+	f->trig_anchor = *ip;
+	return 1;
 }
 
 /* Processes PSB+ starting at the PSB at pos.  Sets have_fup and fup.  Returns 0, 1 if the trace
@@ -1242,7 +1292,9 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	ptrec_pt_time_init(&f->time, &tc);
 	f->ev_tsc = 0;
 	f->ptw_head = f->ptw_n = 0;
-	f->ptw_fup = f->ptw_done = 0;
+	f->ptw_fup = f->ptw_done = f->ptw_sought = 0;
+	f->trig_head = f->trig_n = 0;
+	f->trig_anchor = 0;
 	f->aux_head = f->aux_n = 0;
 	f->fup_held_n = f->br_held_n = 0;
 	f->spec = f->ovf_lost_ip = f->has_resume_ip = 0;
@@ -1465,6 +1517,50 @@ static inline int tnt_pop(struct ptrec_pt_flow *f)
 
 /* 1 if the oldest queued PTWRITE payload is due now: its PTWRITE (the IP its FUP gave) was
  * just reported, its IP is unknown, or tracing is not on. */
+static int ptw_due(const struct ptrec_pt_flow *f);
+
+/* Follows code that needs no packet (straight line, direct JMP/CALL) from ip: returns the
+ * address of the first PTWRITE (ptwrite != 0) or the address reached after n instructions;
+ * 0 if a branch that needs a packet, or no code, comes first. */
+static uint64_t straight_walk(const struct ptrec_pt_flow *f, uint64_t ip, unsigned mode,
+                              unsigned n, int ptwrite)
+{
+	for (unsigned i = 0; i < 65536 + 256; i++) {
+		if (!ptwrite && i == n)
+			return ip;
+		uint8_t b[15];
+		struct ptrec_x86_insn insn;
+		size_t got = ptrec_pt_img_read(f->image, ip, b, sizeof(b));
+		int len = ptrec_x86_ild_decode(b, got, ip, (enum ptrec_x86_mode)mode, &insn);
+		if (len <= 0)
+			return 0;
+		if (ptwrite && insn.iclass == X86_IC_PTWRITE)
+			return ip;
+		if (ptwrite && i >= 256)
+			return 0;
+		if (insn.iclass == X86_IC_OTHER || insn.iclass == X86_IC_PTWRITE)
+			ip += (uint64_t)len;
+		else if ((insn.iclass == X86_IC_JMP || insn.iclass == X86_IC_CALL) &&
+		         (insn.flags & X86_INSN_HAS_TARGET))
+			ip = insn.target;
+		else
+			return 0;
+	}
+	return 0;
+}
+
+/* A PTW without FUP (FUPonPTW off) is what the next PTWRITE the flow executes wrote: once
+ * the packets before the code that follows are read, find that PTWRITE and deliver the
+ * payload right after it; when a branch that needs a packet comes first, deliver it at once. */
+static void ptw_seek(struct ptrec_pt_flow *f)
+{
+	if (!f->ptw_n || f->ptw_ip[f->ptw_head] || f->ptw_sought || f->state != ST_ENABLED ||
+	    (f->ptw_fup && f->ptw_n == 1))
+		return;
+	f->ptw_sought = 1;
+	f->ptw_ip[f->ptw_head] = straight_walk(f, f->ip, f->mode, 0, 1);
+}
+
 static int ptw_due(const struct ptrec_pt_flow *f)
 {
 	if (!f->ptw_n)
@@ -1508,8 +1604,13 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			return 2; /* auxiliary items come before the code that follows */
 		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
 			lookahead(f, 0);
+		ptw_seek(f);
 		if (f->aux_n || ptw_due(f))
 			return 2; /* deliver them (and due PTWRITE payloads) before the code */
+		if (f->trig_n && f->trig[f->trig_head].ip == f->ip) {
+			trig_release(f); /* before anything bound at this IP read after it */
+			return 2;
+		}
 		struct nx *nx = &f->nx;
 		if (f->tnt_n == 0) {
 			if (nx->kind == NX_END && !nx->cut && !f->br_held_n) {
@@ -1581,6 +1682,22 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		/* A PTWRITE whose payload is queued ends the run right after it: the payload is
 		 * what that instruction wrote (delivered next). */
 		uint64_t pw = f->ptw_n ? f->ptw_ip[f->ptw_head] : 0;
+		/* A TRIG due inside the block ends the run before its IP (unless a PTWRITE or an
+		 * IP event comes first). */
+		uint64_t tg = f->trig_n ? f->trig[f->trig_head].ip : 0;
+		if (tg > b->start && tg <= BLK_END_IP(b) && (!pw || pw < b->start || tg <= pw) &&
+		    !(f->tnt_n == 0 && nx_is_ip_event(nx->kind) && nx->ip > b->start && nx->ip < tg)) {
+			uint64_t a = b->start;
+			uint32_t k = 0;
+			while (k < b->ninsn && a < tg)
+				a += run->len[k++];
+			if (a == tg) {
+				run->ninsn = k;
+				run->last_iclass = X86_IC_OTHER;
+				f->ip = a;
+				return 1;
+			}
+		}
 		if (pw && pw >= b->start && pw <= BLK_END_IP(b)) {
 			uint64_t a = b->start;
 			uint32_t k = 0;
@@ -1795,7 +1912,7 @@ static int step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	f->tnt_n = 0;
 	lookahead(f, 0);
-	if (f->aux_n || f->ptw_n)
+	if (f->aux_n || f->ptw_n || f->trig_n)
 		return -1; /* items read before the look-ahead item come first */
 	struct nx *nx = &f->nx;
 	uint64_t ip;
@@ -1916,7 +2033,7 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	case ST_DISABLED: {
 		f->tnt_n = 0; /* bits while disabled carry no flow */
 		lookahead(f, 0);
-		if (f->aux_n || f->ptw_n)
+		if (f->aux_n || f->ptw_n || f->trig_n)
 			return -1; /* items read before the look-ahead item come first */
 		struct nx *nx = &f->nx;
 		switch (nx->kind) {
@@ -2174,7 +2291,7 @@ static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *
 		return 0;
 	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f))
 		lookahead(f, 0);
-	if (f->aux_n || f->ptw_n || !fast_step(f, run))
+	if (f->aux_n || f->ptw_n || f->trig_n || !fast_step(f, run))
 		return 0;
 	f->stats.insns += run->ninsn;
 	f->stats.events++;
@@ -2222,7 +2339,7 @@ static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
 	if (e > 0)
 		order_time(f, run);
 	f->hot = HOT_PATHS && !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->aux_n &&
-	         !f->ptw_n;
+	         !f->ptw_n && !f->trig_n;
 	return e;
 }
 
@@ -2313,13 +2430,13 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 		/* The hot loop: the state, the cache and the image cannot change under fast_step. */
 		if (HOT_PATHS && f->state == ST_ENABLED && f->cur_blk >= 0 &&
 		    *f->gen_ref == f->image_gen &&
-		    !f->aux_n && !f->ptw_n) {
+		    !f->aux_n && !f->ptw_n && !f->trig_n) {
 			size_t n0 = n;
 			struct jcc_tally t = {0, 0, 0};
 			while (n < max) {
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
-					if (f->aux_n || f->ptw_n)
+					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
 				}
 				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
@@ -2387,13 +2504,13 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 			retire_chunks(f);
 		if (HOT_PATHS && f->state == ST_ENABLED && f->cur_blk >= 0 &&
 		    *f->gen_ref == f->image_gen &&
-		    !f->aux_n && !f->ptw_n) {
+		    !f->aux_n && !f->ptw_n && !f->trig_n) {
 			struct jcc_tally t = {0, 0, 0};
 			uint64_t events = 0, jccs = 0;
 			for (;;) {
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
-					if (f->aux_n || f->ptw_n)
+					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
 				}
 				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
@@ -2437,15 +2554,16 @@ static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	/* Bounded: each non-returning pass consumes trace bytes or changes state. */
 	for (;;) {
 		int r;
+		ptw_seek(f);
 		if (ptw_due(f)) {
 			run->aux = PT_FLOW_AUX_PTW;
 			run->aux_payload = f->ptw[f->ptw_head];
-			run->aux_ip = f->ptw_ip[f->ptw_head];
+			run->aux_ip = f->ptw_sought ? 0 : f->ptw_ip[f->ptw_head]; /* from a FUP */
 			run->ip = f->ip;
 			run->mode = f->mode;
 			f->ptw_head = (f->ptw_head + 1) % PTW_QUEUE;
 			f->ptw_n--;
-			f->ptw_done = 0;
+			f->ptw_done = f->ptw_sought = 0;
 			return 1;
 		}
 		if (f->aux_n) {

@@ -64,6 +64,10 @@
  *   registers, not from here.  A trace cut inside its last packet proves that execution went
  *   on to that packet: the flow goes on to the first instruction needing it (not reported),
  *   then ends the same way.  A FUP as the very last packet: the flow goes on to its IP.
+ * - TRIG: with IP=1 it binds at its FUP's IP like MWAIT; else it fired ICNT instructions
+ *   after the last IP packet (or the previous TRIG) and is delivered when the flow reaches the
+ *   instruction that many on (followed through straight-line code and direct JMP/CALL when the
+ *   packet is read; otherwise, or without ICNT, where it is read).
  * - Every branch event carries the time (pt_time.h) current at the packet that decided it. */
 #ifndef PTREC_PT_FLOW_H
 #define PTREC_PT_FLOW_H
@@ -133,6 +137,8 @@ enum ptrec_pt_flow_aux {
 	PT_FLOW_AUX_END,      /* the trace ended while tracing, at aux_ip (no packet says more):
 	                         the instruction there is not known to have executed */
 	PT_FLOW_AUX_CBR,      /* CBR outside PSB+: the core:bus ratio changed to aux_payload */
+	PT_FLOW_AUX_TRIG,     /* TRIG: the trigger bits (TRBV) in aux_payload, MULT in aux_arg;
+	                         at aux_ip (0: where the packet was read) */
 };
 
 /* ptrec_pt_flow_run.flags */

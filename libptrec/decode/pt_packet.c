@@ -358,17 +358,20 @@ int ptrec_pt_packet_decode(const uint8_t *buf, size_t len, enum ptrec_pt_packet_
 			*ctx = PT_CTX_NONE;
 		return 2;
 	}
-	case 0xd9: /* TRIG: bit 7 IP, bit 6 MULT, bits 3:0 TRBV; ICNT[15:0] */
-		NEED(4);
+	case 0xd9: /* TRIG: byte 1 bit 7 IP, bit 6 ICNTV, bit 5 MULT; byte 2 TRBV; ICNT[15:0]
+	            * in bytes 3-4 only with ICNTV */
+		NEED(3);
+		if (buf[1] & 0x40)
+			NEED(5);
 		pkt->type = PT_PKT_TRIG;
-		pkt->size = 4;
+		pkt->size = (buf[1] & 0x40) ? 5 : 3;
 		pkt->ip_bit = buf[1] >> 7;
-		pkt->payload = buf[1] & 0xf;
-		pkt->payload2 = (buf[1] >> 6) & 1;
-		pkt->sub = (uint32_t)buf[2] | (uint32_t)buf[3] << 8;
+		pkt->payload = buf[2];
+		pkt->payload2 = (buf[1] >> 5) & 1;
+		pkt->sub = (buf[1] & 0x40) ? 0x10000u | (uint32_t)buf[3] | (uint32_t)buf[4] << 8 : 0;
 		if (ctx)
 			*ctx = PT_CTX_NONE;
-		return 4;
+		return pkt->size;
 	default:
 		return -PTREC_EFORMAT; /* 0x39, 0x79, 0xb9, 0xf9: reserved headers */
 	}
@@ -484,8 +487,10 @@ int ptrec_pt_packet_format(const struct ptrec_pt_packet *pkt, char *buf, size_t 
 	case PT_PKT_EVD:
 		return snprintf(buf, len, "type %u: 0x%llx", pkt->sub, p);
 	case PT_PKT_TRIG:
-		return snprintf(buf, len, "trbv 0x%llx, icnt %u%s%s", p, pkt->sub,
-		                p2 ? ", mult" : "", ip);
+		if (pkt->sub & 0x10000u)
+			return snprintf(buf, len, "trbv 0x%llx, icnt %u%s%s", p, pkt->sub & 0xffffu,
+			                p2 ? ", mult" : "", ip);
+		return snprintf(buf, len, "trbv 0x%llx%s%s", p, p2 ? ", mult" : "", ip);
 	case PT_PKT_PAD:
 	case PT_PKT_PSB:
 	case PT_PKT_PSBEND:

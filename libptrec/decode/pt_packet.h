@@ -75,7 +75,8 @@ struct ptrec_pt_packet {
 	                       PWRX: last/deepest core C-state and wake reason
 	                       (PWRX: deepest 3:0, last 7:4, wake 11:8; PWRE: HW bit; TRIG: MULT;
 	                       sub is MWAIT: hints, PWRE: C-state 7:4 | sub-state 3:0,
-	                       PWRX: wake reason, TRIG: ICNT) */
+	                       PWRX: wake reason, TRIG: ICNT in 15:0 and bit 16 set when the
+	                       packet has one (ICNTV)) */
 };
 
 /* Decodes the packet at buf[0..len).  *ctx is the block context, read for BIP and updated by

@@ -431,6 +431,18 @@ static int encode(struct ptt_case *c, const char *name, const char *args)
 		int ip = *e == ',' && has_word(e, "ip");
 		put2(b, 0x02, (uint8_t)(0x12 | sz << 5 | (unsigned)ip << 7));
 		put_le(b, v, sz ? 8 : 4);
+	} else if (!strcmp(name, "trig")) {
+		/* trig(TRBV[, icnt: N][, ip][, mult]): D9, IP bit 7 | ICNTV bit 6 | MULT bit 5,
+		 * TRBV, [ICNT 2 bytes] (the layout of libipt's packet reader) */
+		const char *ic = strstr(args, "icnt:");
+		uint64_t n = 0;
+		if (parse_value(c, args, &v, NULL) || (ic && parse_value(c, ic + 5, &n, NULL)))
+			return fail(c, "bad trig '%s'", args);
+		put2(b, 0xd9, (uint8_t)((has_word(args, "ip") ? 0x80 : 0) | (ic ? 0x40 : 0) |
+		                        (has_word(args, "mult") ? 0x20 : 0)));
+		put_le(b, v, 1);
+		if (ic)
+			put_le(b, n, 2);
 	} else if (!strncmp(name, "raw-", 4)) {
 		unsigned bits = (unsigned)atoi(name + 4);
 		if ((bits != 8 && bits != 16 && bits != 32 && bits != 64) || parse_value(c, args, &v, NULL))

@@ -31,6 +31,8 @@ struct opts {
 	int event_ip;       /* --event:ip */
 	char cpu[16];       /* --cpu from the options ("" none) */
 	char unsupported[64];
+	unsigned nraw;      /* --raw NAME.bin:OFFSET:ADDR: more of the case's binary at ADDR */
+	struct { char file[256]; unsigned long long off, addr; } raw[4];
 };
 
 static int parse_opts(const char *s, struct opts *o)
@@ -44,6 +46,23 @@ static int parse_opts(const char *s, struct opts *o)
 		} else if (!strcmp(t, "--cpu")) {
 			char *v = strtok_r(NULL, " \t", &save);
 			snprintf(o->cpu, sizeof(o->cpu), "%s", v ? v : "");
+		} else if (!strcmp(t, "--raw") && o->nraw < 4) {
+			/* FILE:OFFSET:ADDR (ptxed's --raw with a start offset) */
+			char *v = strtok_r(NULL, " \t", &save), *a = v ? strrchr(v, ':') : NULL;
+			char *f = NULL;
+			if (a && a > v) {
+				*a = 0;
+				f = strrchr(v, ':');
+			}
+			if (!f) {
+				snprintf(o->unsupported, sizeof(o->unsupported), "--raw %s", v ? v : "");
+				continue;
+			}
+			*f = 0;
+			snprintf(o->raw[o->nraw].file, sizeof(o->raw[o->nraw].file), "%s", v);
+			o->raw[o->nraw].off = strtoull(f + 1, NULL, 0);
+			o->raw[o->nraw].addr = strtoull(a + 1, NULL, 0);
+			o->nraw++;
 		} else if (!strcmp(t, "--insn-decoder") || !strcmp(t, "--block-decoder") ||
 		           !strcmp(t, "--check") || !strcmp(t, "--no-inst")) {
 			/* same listing */
@@ -144,6 +163,12 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 	case PT_FLOW_AUX_CBR:
 		fprintf(out, "[cbr: %llx]\n", p);
 		break;
+	case PT_FLOW_AUX_TRIG: {
+		char t[32];
+		snprintf(t, sizeof(t), "trig %llx", p);
+		ev_line(out, t, "ip", run->aux_ip, show);
+		break;
+	}
 	default:
 		break;
 	}
@@ -183,6 +208,16 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 				ptrec_pt_img_add_bytes(img, s->vstart, c->bin + s->file_off, n, 0);
 			}
 		}
+	}
+	/* --raw NAME.bin:OFF:ADDR adds the case's own binary from OFF on at ADDR, over the image
+	 * above (libipt's suite loads NAME.bin at org and then these) */
+	for (unsigned i = 0; i < o->nraw; i++) {
+		char want[300];
+		snprintf(want, sizeof(want), "%s.bin", c->name);
+		if (strcmp(o->raw[i].file, want) || o->raw[i].off >= c->bin_len ||
+		    ptrec_pt_img_add_bytes(img, o->raw[i].addr, c->bin + o->raw[i].off,
+		                           c->bin_len - o->raw[i].off, 0) < 0)
+			fprintf(out, "[0, 0: config error: cannot load --raw %s]\n", o->raw[i].file);
 	}
 	struct ptrec_pt_flow_config cfg = {0};
 	cfg.buf = c->pt.data;

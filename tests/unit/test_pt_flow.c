@@ -127,7 +127,15 @@ static void exstop(struct tb *t, int ipbit) { put(t, 0x02); put(t, ipbit ? 0xe2 
 static void mwait(struct tb *t) { put(t, 0x02); put(t, 0xc2); put_le(t, 0, 8); }
 static void pwre(struct tb *t) { put(t, 0x02); put(t, 0x22); put_le(t, 0, 2); }
 static void pwrx(struct tb *t) { put(t, 0x02); put(t, 0xa2); put_le(t, 0, 5); }
-static void trig(struct tb *t, int ipbit) { put(t, 0xd9); put(t, ipbit ? 0x81 : 0x01); put_le(t, 0, 2); }
+static void trig(struct tb *t, int ipbit) { put(t, 0xd9); put(t, ipbit ? 0x80 : 0); put(t, 0x01); }
+/* TRIG with ICNT (ICNTV set), no IP. */
+static void trig_icnt(struct tb *t, unsigned trbv, unsigned icnt)
+{
+	put(t, 0xd9);
+	put(t, 0x40);
+	put(t, trbv);
+	put_le(t, icnt, 2);
+}
 static void pip(struct tb *t, uint64_t cr3) { put(t, 0x02); put(t, 0x43); put_le(t, cr3 >> 4, 6); }
 
 /* ---- image and listings ----------------------------------------------------------------- */
@@ -705,6 +713,12 @@ static void test_ptw(void)
 	fup(&t, 0x9000);
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "9000 [ptw 1234] 9004 [disabled]");
+	/* PTW without IP bit (FUPonPTW off): the payload is what the next PTWRITE the flow
+	 * executes wrote, so it comes right after that PTWRITE too, not before the code. */
+	start(&t, 0x9000);
+	ptw4(&t, 0x4321, 0);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "9000 [ptw 4321] 9004 [disabled]");
 	/* While tracing is off the payload (and its IP) comes at once. */
 	t.n = 0;
 	psb(&t);
@@ -1155,6 +1169,17 @@ static void test_trig_and_cr3(void)
 	tnt(&t, "tn");
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 1002 1004 1007 1002 1004 1007 1009 [disabled]");
+	/* "ICNT: the number of instructions retired from the last IP packet (or the previous
+	 * TRIG) to the trigger": the trigger comes before the instruction ICNT on, also inside
+	 * a block; ICNT 0 is right where the previous one fired. */
+	start(&t, 0x7000);
+	trig_icnt(&t, 0xa1, 2);
+	trig_icnt(&t, 0xa2, 0);
+	tip(&t, 0x7100);
+	trig_icnt(&t, 0xa3, 0);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "7000 7001 [trig a1@7002] [trig a2@7002] 7002 7003 "
+	                         "[trig a3@7100] 7100 [disabled]");
 	/* TIP.PGD without IP, then a CR3 change (PIP) while tracing is off, then TIP.PGE: the
 	 * new context starts at the TIP.PGE's IP. */
 	start(&t, 0x4100);
@@ -1287,6 +1312,9 @@ static const char *events(const struct tb *t, unsigned errata)
 		case PT_FLOW_AUX_VMCS: snprintf(s, sizeof(s), "[vmcs %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_MNT: snprintf(s, sizeof(s), "[mnt %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_CBR: snprintf(s, sizeof(s), "[cbr %" PRIx64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_TRIG:
+			snprintf(s, sizeof(s), "[trig %" PRIx64 "@%" PRIx64 "]", run.aux_payload, run.aux_ip);
+			break;
 		case PT_FLOW_AUX_PWRE: snprintf(s, sizeof(s), "[pwre]"); break;
 		case PT_FLOW_AUX_PWRX: snprintf(s, sizeof(s), "[pwrx]"); break;
 		case PT_FLOW_AUX_MWAIT: snprintf(s, sizeof(s), "[mwait@%" PRIx64 "]", run.aux_ip); break;

@@ -141,9 +141,11 @@ static const struct tcase cases[] = {
 	/* EVD: type 5:0; 8 payload bytes */
 	{"EVD", 11, {0x02, 0x53, 0x01, 0x00, 0xf0, 0xff, 0xff, 0xff, 0x7f, 0, 0}, N, N, PT_PKT_EVD,
 	 0, 0, 0, 1, 0x7ffffffff000, 0, "evd", "type 1: 0x7ffffffff000"},
-	/* TRIG: 1101 1001; IP bit 7, MULT bit 6, TRBV 3:0; ICNT[15:0] */
-	{"TRIG", 4, {0xd9, 0xc5, 0x10, 0x00}, N, N, PT_PKT_TRIG, 0, 0, 1, 16, 5, 1, "trig",
-	 "trbv 0x5, icnt 16, mult, ip"},
+	/* TRIG: 1101 1001; IP bit 7, ICNTV bit 6, MULT bit 5; TRBV; ICNT[15:0] with ICNTV */
+	{"TRIG", 5, {0xd9, 0xe0, 0xa1, 0x10, 0x00}, N, N, PT_PKT_TRIG, 0, 0, 1, 0x10010, 0xa1, 1,
+	 "trig", "trbv 0xa1, icnt 16, mult, ip"},
+	{"TRIG without ICNT", 3, {0xd9, 0x00, 0x1a}, N, N, PT_PKT_TRIG, 0, 0, 0, 0, 0x1a, 0, "trig",
+	 "trbv 0x1a"},
 	{"TraceStop", 2, {0x02, 0x83}, N, N, PT_PKT_TRACESTOP, 0, 0, 0, 0, 0, 0, "stop", ""},
 	{"MNT", 11, {0x02, 0xc3, 0x88, 0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01}, B4, B4,
 	 PT_PKT_MNT, 0, 0, 0, 0, 0x0123456789abcdef, 0, "mnt", "0x123456789abcdef"},
