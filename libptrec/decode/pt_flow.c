@@ -20,6 +20,7 @@
 #define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
 #define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
 #define TRIG_QUEUE 8          /* TRIGs waiting for the flow to reach their IP */
+#define STRAIGHT_MAX 256      /* instructions followed to place a TRIG or a PTW without FUP */
 #define AUX_QUEUE 64          /* status events waiting to be delivered */
 #define AUX_HELD 8            /* items waiting for their FUP or their branch */
 #define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
@@ -722,8 +723,8 @@ static uint64_t straight_walk(const struct ptrec_pt_flow *f, uint64_t ip, unsign
 static void trig_add(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
 {
 	uint64_t ip = 0;
-	if ((pkt->sub & 0x10000u) && f->state == ST_ENABLED && f->trig_anchor &&
-	    f->trig_n < TRIG_QUEUE)
+	if ((pkt->sub & 0x10000u) && (pkt->sub & 0xffffu) <= STRAIGHT_MAX &&
+	    f->state == ST_ENABLED && f->trig_anchor && f->trig_n < TRIG_QUEUE)
 		ip = straight_walk(f, f->trig_anchor, f->mode, pkt->sub & 0xffffu, 0);
 	if (!ip) {
 		aux_push(f, PT_FLOW_AUX_TRIG, pkt->payload, pkt->payload2, 0);
@@ -807,6 +808,7 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		 * branch's MODE.Exec comes before its TIP, an interrupt's after its FUP.) */
 		if (!in_psb && changed && peek_flow_pkt(f, f->pos + pkt->size) == PT_PKT_FUP) {
 			f->fup_skip = 1;
+			aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_IFLAGS, iflag, 0);
 			return 1;
 		}
 		f->pending_mode = exec_mode(pkt->sub);
@@ -1525,7 +1527,7 @@ static int ptw_due(const struct ptrec_pt_flow *f);
 static uint64_t straight_walk(const struct ptrec_pt_flow *f, uint64_t ip, unsigned mode,
                               unsigned n, int ptwrite)
 {
-	for (unsigned i = 0; i < 65536 + 256; i++) {
+	for (unsigned i = 0; i <= STRAIGHT_MAX; i++) {
 		if (!ptwrite && i == n)
 			return ip;
 		uint8_t b[15];
@@ -1536,8 +1538,6 @@ static uint64_t straight_walk(const struct ptrec_pt_flow *f, uint64_t ip, unsign
 			return 0;
 		if (ptwrite && insn.iclass == X86_IC_PTWRITE)
 			return ip;
-		if (ptwrite && i >= 256)
-			return 0;
 		if (insn.iclass == X86_IC_OTHER || insn.iclass == X86_IC_PTWRITE)
 			ip += (uint64_t)len;
 		else if ((insn.iclass == X86_IC_JMP || insn.iclass == X86_IC_CALL) &&

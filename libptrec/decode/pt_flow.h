@@ -26,7 +26,7 @@
  *   TIP.PGE(X) re-enables at X (ENABLE event, to = X).
  * - MODE.Exec applies to the target of the next TIP/TIP.PGE (or the PSB+ IP); 64/32/16-bit.
  *   One whose IF bit changed and that a FUP follows (event trace: STI, CLI, POPF) only says
- *   where IF changed: that FUP is bound to it, the execution mode stays.
+ *   where IF changed: a PT_FLOW_AUX_IFLAGS item at that FUP's IP; the mode stays.
  * - MODE.TSX: begin/commit bind at their FUP silently; an abort (TXAbort) is followed by
  *   FUP(X)+TIP(handler) and becomes a TSX_ABORT event X->handler (X not executed).
  * - OVF: an OVERFLOW event; the TNT queue and return stack are dropped; decoding resumes at the
@@ -139,6 +139,8 @@ enum ptrec_pt_flow_aux {
 	PT_FLOW_AUX_CBR,      /* CBR outside PSB+: the core:bus ratio changed to aux_payload */
 	PT_FLOW_AUX_TRIG,     /* TRIG: the trigger bits (TRBV) in aux_payload, MULT in aux_arg;
 	                         at aux_ip (0: where the packet was read) */
+	PT_FLOW_AUX_IFLAGS,   /* event trace: RFLAGS.IF became aux_payload (STI, CLI, POPF) at
+	                         aux_ip */
 };
 
 /* ptrec_pt_flow_run.flags */

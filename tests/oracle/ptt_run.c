@@ -29,6 +29,7 @@
 
 struct opts {
 	int event_ip;       /* --event:ip */
+	int iflags;         /* --event:iflags */
 	char cpu[16];       /* --cpu from the options ("" none) */
 	char unsupported[64];
 	unsigned nraw;      /* --raw NAME.bin:OFFSET:ADDR: more of the case's binary at ADDR */
@@ -43,6 +44,8 @@ static int parse_opts(const char *s, struct opts *o)
 	for (char *save = NULL, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
 		if (!strcmp(t, "--event:ip")) {
 			o->event_ip = 1;
+		} else if (!strcmp(t, "--event:iflags")) {
+			o->iflags = 1;
 		} else if (!strcmp(t, "--cpu")) {
 			char *v = strtok_r(NULL, " \t", &save);
 			snprintf(o->cpu, sizeof(o->cpu), "%s", v ? v : "");
@@ -162,6 +165,11 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 		break;
 	case PT_FLOW_AUX_CBR:
 		fprintf(out, "[cbr: %llx]\n", p);
+		break;
+	case PT_FLOW_AUX_IFLAGS:
+		if (o->iflags)
+			ev_line(out, p ? "interrupts enabled" : "interrupts disabled", "ip", run->aux_ip,
+			        show);
 		break;
 	case PT_FLOW_AUX_TRIG: {
 		char t[32];

@@ -1205,6 +1205,7 @@ static void test_iflag(void)
 	fup(&t, 0x7002);
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "7000 7001 [disabled]");
+	CHECK_STR(events(&t, 0), "7000 [if 1@7001] 7001 [if 0@7002] [disabled]");
 	/* A MODE.Exec that does not change IF before a far branch's TIP is the next TIP's mode. */
 	start(&t, 0x7000);
 	mode_exec(&t, 1, 0);
@@ -1312,6 +1313,9 @@ static const char *events(const struct tb *t, unsigned errata)
 		case PT_FLOW_AUX_VMCS: snprintf(s, sizeof(s), "[vmcs %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_MNT: snprintf(s, sizeof(s), "[mnt %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_CBR: snprintf(s, sizeof(s), "[cbr %" PRIx64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_IFLAGS:
+			snprintf(s, sizeof(s), "[if %" PRIu64 "@%" PRIx64 "]", run.aux_payload, run.aux_ip);
+			break;
 		case PT_FLOW_AUX_TRIG:
 			snprintf(s, sizeof(s), "[trig %" PRIx64 "@%" PRIx64 "]", run.aux_payload, run.aux_ip);
 			break;
