@@ -746,6 +746,14 @@ static void trig_release(struct ptrec_pt_flow *f)
 	f->trig_n--;
 }
 
+/* The flow will not get to the waiting TRIGs' IPs (tracing went off, an overflow): deliver
+ * them now. */
+static void trig_flush(struct ptrec_pt_flow *f)
+{
+	while (f->trig_n)
+		trig_release(f);
+}
+
 /* Applies a status-only packet (in_psb: inside PSB+, where PIP and VMCS only refresh the
  * state).  Returns 1 if pkt was one, else 0. */
 static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, int in_psb)
@@ -1391,6 +1399,7 @@ static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 	       nx->has_ip ? nx->ip : 0, nx->tflags, nx->tsc);
 	run->offset = nx->off;
 	f->stats.overflows++;
+	trig_flush(f);
 	f->tnt_n = 0;
 	f->tnt = 0;
 	f->ret_n = 0;
@@ -2555,6 +2564,8 @@ static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	for (;;) {
 		int r;
 		ptw_seek(f);
+		if (f->trig_n && f->state != ST_ENABLED)
+			trig_flush(f);
 		if (ptw_due(f)) {
 			run->aux = PT_FLOW_AUX_PTW;
 			run->aux_payload = f->ptw[f->ptw_head];

@@ -1180,6 +1180,13 @@ static void test_trig_and_cr3(void)
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "7000 7001 [trig a1@7002] [trig a2@7002] 7002 7003 "
 	                         "[trig a3@7100] 7100 [disabled]");
+	/* One whose instruction the flow never gets to (tracing went off first) still comes,
+	 * when tracing goes off. */
+	start(&t, 0x7000);
+	trig_icnt(&t, 0xa4, 3);
+	fup(&t, 0x7001);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "7000 [disabled] [trig a4@7003]");
 	/* TIP.PGD without IP, then a CR3 change (PIP) while tracing is off, then TIP.PGE: the
 	 * new context starts at the TIP.PGE's IP. */
 	start(&t, 0x4100);
