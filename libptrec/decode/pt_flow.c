@@ -2224,23 +2224,37 @@ out:
 	return 1;
 }
 
-/* The common packet when the TNT queue is empty and nothing is looked ahead: a short TNT
- * (header bit 0 clear, not PAD 0x00 or the extension prefix 0x02, not a BIP inside a BBP block),
- * queued exactly as lookahead(f, 0) queues it.  Returns 1, or 0 (nothing consumed) for any other
- * packet or the end of the trace. */
-static inline __attribute__((always_inline)) int short_tnt(struct ptrec_pt_flow *f)
+/* The common packet when the TNT queue is empty and nothing is looked ahead: a TNT, short
+ * (header bit 0 clear, not PAD 0x00 or the extension prefix 0x02, not a BIP inside a BBP block)
+ * or long (02 a3 and 6 payload bytes with a stop bit), queued exactly as lookahead(f, 0) queues
+ * it.  Returns 1, or 0 (nothing consumed) for any other packet or the end of the trace. */
+static inline __attribute__((always_inline)) int fast_tnt(struct ptrec_pt_flow *f)
 {
 	if (f->pos >= f->len)
 		return 0;
-	unsigned b = f->buf[f->pos];
-	if ((b & 1) || b <= 2 || (f->ctx != PT_CTX_NONE && (b & 7) == 4))
-		return 0;
-	unsigned cnt = 30u - (unsigned)__builtin_clz(b); /* bits below the stop bit, 1..6 */
-	f->tnt = (f->tnt << cnt) | ((b >> 1) & ((1u << cnt) - 1));
+	const uint8_t *p = f->buf + f->pos;
+	unsigned b = p[0], cnt, size = 1;
+	uint64_t bits;
+	if (b == 0x02) {
+		if (f->len - f->pos < 8 || p[1] != 0xa3)
+			return 0;
+		memcpy(&bits, p, 8);
+		bits >>= 16; /* the 6 payload bytes, little-endian */
+		if (bits < 2)
+			return 0; /* no branch bit: lookahead reports the bad packet */
+		cnt = 63u - (unsigned)__builtin_clzll(bits);
+		size = 8;
+	} else {
+		if ((b & 1) || b <= 2 || (f->ctx != PT_CTX_NONE && (b & 7) == 4))
+			return 0;
+		cnt = 30u - (unsigned)__builtin_clz(b); /* bits below the stop bit, 1..6 */
+		bits = b >> 1;
+	}
+	f->tnt = (f->tnt << cnt) | (bits & ((UINT64_C(1) << cnt) - 1));
 	f->tnt_n = cnt;
 	f->ctx = PT_CTX_NONE;
 	f->tnt_off = f->pos;
-	f->pos++;
+	f->pos += size;
 	f->no_progress = 0;
 	f->tnt_tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->tnt_tsc);
 	return 1;
@@ -2298,7 +2312,7 @@ static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *
 {
 	if (!HOT_PATHS || f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
 		return 0;
-	if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f))
+	if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_tnt(f) && !fast_tip(f))
 		lookahead(f, 0);
 	if (f->aux_n || f->ptw_n || f->trig_n || !fast_step(f, run))
 		return 0;
@@ -2443,7 +2457,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 			size_t n0 = n;
 			struct jcc_tally t = {0, 0, 0};
 			while (n < max) {
-				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
 					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
@@ -2517,7 +2531,7 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 			struct jcc_tally t = {0, 0, 0};
 			uint64_t events = 0, jccs = 0;
 			for (;;) {
-				if (!f->tnt_n && f->nx.kind == NX_NONE && !short_tnt(f) && !fast_tip(f)) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_tnt(f) && !fast_tip(f)) {
 					lookahead(f, 0);
 					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
