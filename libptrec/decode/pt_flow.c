@@ -24,6 +24,10 @@
 #define AUX_QUEUE 64          /* status events waiting to be delivered */
 #define AUX_HELD 8            /* items waiting for their FUP or their branch */
 #define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
+#define CHAIN_BITS 8          /* TNT bits one chain consumes at most */
+#define CHAIN_STEPS 32        /* branches in one chain at most */
+#define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
+#define CHAIN_LOG 13          /* log2 of the chain cache's slots (direct mapped) */
 
 /* The hot paths (fast_step and the loops around it) only take steps the general walk would take
  * the same way.  A test build with PT_FLOW_GENERAL_ONLY (tests/ptgen/flow_compare_general) has
@@ -66,6 +70,28 @@ struct blk {
 #define BLK_END_IP(b) ((b)->at)
 
 _Static_assert(sizeof(struct blk) == 64, "a block is one cache line");
+
+/* A chain (ptrec_pt_flow_count): what the hot path does from a cached block with the next TNT
+ * bits queued, block after block, through conditional branches, direct jumps and calls and the
+ * compressed returns of calls made inside the chain; keyed by the block and those bits.
+ * 64 bytes. */
+struct chain {
+	int32_t blk;        /* key: the block it starts at (-1: empty slot) */
+	uint8_t bits;       /* key: the oldest min(queued, CHAIN_BITS) TNT bits, oldest highest */
+	uint8_t nb;         /* key: bits queued, capped at CHAIN_BITS + 1 (more than the window) */
+	uint8_t used;       /* bits consumed (0: the chain is empty, take single steps) */
+	uint8_t trail;      /* direct jumps and calls after the last bit consumed */
+	int32_t end;        /* the block it ends at (the current block afterwards) */
+	uint32_t insns;     /* instructions */
+	uint8_t jcc, taken, jmp, call, ret; /* events by kind; ret: compressed returns */
+	uint8_t depth;      /* deepest call nesting reached inside the chain */
+	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
+	uint8_t keep;       /* 0: it stopped at a successor not cached yet: build it again */
+	uint64_t to;        /* the IP it ends at */
+	uint64_t push[CHAIN_PUSH]; /* those return addresses */
+};
+
+_Static_assert(sizeof(struct chain) == 64, "a chain is one cache line");
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -201,6 +227,8 @@ struct ptrec_pt_flow {
 	uint64_t image_gen;         /* image generation the cache was built for */
 	const uint64_t *gen_ref;    /* the image's live generation number */
 	int32_t cur_blk;            /* block of the current ip if known (-1) */
+	struct chain *chain;        /* chain cache of ptrec_pt_flow_count (1 << CHAIN_LOG slots;
+	                               NULL until it first runs); emptied with the block cache */
 	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
 	                               known, no PTW queued, no chunks to retire (set only when
 	                               next_run_refill returns, cleared by ptrec_pt_flow_next_runs; read only
@@ -312,6 +340,8 @@ static void cache_flush(struct ptrec_pt_flow *f)
 	f->chunk_used = CHUNK_SIZE;
 	if (f->hash)
 		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
+	for (uint32_t i = 0; f->chain && i < (1u << CHAIN_LOG); i++)
+		f->chain[i].blk = -1;
 	f->cur_blk = -1;
 }
 
@@ -349,6 +379,7 @@ void ptrec_pt_flow_free(struct ptrec_pt_flow *f)
 		return;
 	free(f->blk);
 	free(f->hash);
+	free(f->chain);
 	for (uint32_t i = 0; i < f->nchunk; i++)
 		free(f->chunk[i]);
 	free(f->chunk);
@@ -528,20 +559,22 @@ static int32_t blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 	return (int32_t)f->nblk++;
 }
 
+/* Returns the cached block at (ip, mode), or -1 when it is not cached; counts nothing. */
+static inline int32_t blk_peek(const struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
+{
+	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
+	for (int32_t i; (i = f->hash[k]) >= 0; k = (k + 1) & f->hash_mask)
+		if (f->blk[i].start == ip && f->blk[i].mode == mode)
+			return i;
+	return -1;
+}
+
 /* Returns the cached block at (ip, mode), or -1 when it is not cached (nothing decoded). */
 static inline int32_t blk_find(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
 {
-	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
-	for (;;) {
-		int32_t i = f->hash[k];
-		if (i < 0)
-			return -1;
-		if (f->blk[i].start == ip && f->blk[i].mode == mode) {
-			f->stats.block_hits++;
-			return i;
-		}
-		k = (k + 1) & f->hash_mask;
-	}
+	int32_t i = blk_peek(f, ip, mode);
+	f->stats.block_hits += i >= 0;
+	return i;
 }
 
 /* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
@@ -2366,6 +2399,16 @@ static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
 	return e;
 }
 
+/* The time stamp of events decided by the queued TNT bits, ordered (order_time) after the
+ * last event's. */
+static inline uint64_t tnt_time_ordered(const struct ptrec_pt_flow *f)
+{
+	uint64_t tsc = f->tnt_tsc;
+	if ((f->tnt_tflags & PTREC_BRF_HAS_TIME) && tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
+		tsc = f->ev_tsc;
+	return tsc;
+}
+
 /* What jcc_burst adds up besides the runs. */
 struct jcc_tally {
 	uint64_t insns; /* instructions */
@@ -2386,11 +2429,10 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 	const struct blk *blk = f->blk;
 	int32_t cur = f->cur_blk;
 	const struct blk *b = &blk[cur];
-	uint64_t tnt = f->tnt, tsc = f->tnt_tsc, off = f->tnt_off, to = f->ip, sum = 0, taken = 0;
+	uint64_t tnt = f->tnt, tsc = tnt_time_ordered(f), off = f->tnt_off, to = f->ip, sum = 0;
+	uint64_t taken = 0;
 	unsigned tn = f->tnt_n, flags = f->tnt_tflags;
 	size_t n0 = n;
-	if ((flags & PTREC_BRF_HAS_TIME) && tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
-		tsc = f->ev_tsc; /* order_time */
 	do {
 		unsigned bit = (unsigned)(tnt >> (tn - 1)) & 1;
 		int32_t next = b->succ[bit];
@@ -2513,14 +2555,161 @@ static inline __attribute__((always_inline)) void count_run(struct ptrec_pt_flow
 	}
 }
 
-/* next_runs without the runs: the hot loop of next_runs counting in place, everything else
- * one run at a time through next_run_slow. */
+/* ---- chains (ptrec_pt_flow_count) --------------------------------------------------------- */
+
+/* Fills c (its key aside) with what fast_step would do, step after step, from block cur with
+ * the w oldest queued TNT bits `bits` (more: further bits are queued behind them): conditional
+ * branches and compressed returns take a bit each (a return only to a call made inside the
+ * chain), direct jumps and calls only while a bit remains queued (fast_step takes them only
+ * then; without one it reads the next packet first, which may change their time).  It stops
+ * before any other step and before a successor that is not cached (then keep = 0). */
+static void chain_build(const struct ptrec_pt_flow *f, struct chain *c, int32_t cur, unsigned bits,
+                        unsigned w, int more)
+{
+	uint64_t stk[CHAIN_PUSH];
+	unsigned sp = 0;
+	memset(c, 0, sizeof(*c));
+	c->keep = 1;
+	c->to = f->blk[cur].start;
+	for (unsigned step = 0; step < CHAIN_STEPS; step++) {
+		const struct blk *b = &f->blk[cur];
+		unsigned bit = c->used < w ? (bits >> (w - 1 - c->used)) & 1 : 0;
+		int32_t next;
+		uint64_t to;
+		if (b->end != BLK_BRANCH)
+			break;
+		if (b->iclass == X86_IC_JCC) {
+			if (c->used == w)
+				break;
+			next = b->succ[bit];
+			to = b->dest[bit];
+		} else if (b->iclass == X86_IC_JMP || b->iclass == X86_IC_CALL) {
+			if (c->used == w && !more)
+				break;
+			if (b->iclass == X86_IC_CALL && b->dest[1] != b->dest[0] && sp == CHAIN_PUSH)
+				break;
+			next = b->succ[1];
+			to = b->dest[1];
+		} else if (b->iclass == X86_IC_RET) {
+			if (c->used == w || !sp || !bit)
+				break;
+			to = stk[sp - 1];
+			next = blk_peek(f, to, b->mode);
+		} else {
+			break;
+		}
+		if (next < 0) {
+			c->keep = 0;
+			break;
+		}
+		switch (b->iclass) {
+		case X86_IC_JCC:
+			c->jcc++;
+			c->taken += (uint8_t)bit;
+			c->used++;
+			c->trail = 0;
+			break;
+		case X86_IC_RET:
+			sp--;
+			c->ret++;
+			c->used++;
+			c->trail = 0;
+			break;
+		case X86_IC_CALL:
+			if (b->dest[1] != b->dest[0]) /* call_push */
+				stk[sp++] = b->dest[0];
+			if (sp > c->depth)
+				c->depth = (uint8_t)sp;
+			c->call++;
+			c->trail++;
+			break;
+		default:
+			c->jmp++;
+			c->trail++;
+			break;
+		}
+		c->insns += b->ninsn;
+		c->to = to;
+		cur = next;
+	}
+	c->end = cur;
+	c->npush = (uint8_t)sp;
+	memcpy(c->push, stk, sp * sizeof(stk[0]));
+}
+
+/* One chain from the current block with TNT bits queued (the hot loop of ptrec_pt_flow_count,
+ * in its state), built on a miss: counts it into c, *insns and *events exactly as fast_step's
+ * runs would add up.  Returns 1, or 0 (nothing changed) when it is empty. */
+static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow *f,
+                                                            struct ptrec_pt_flow_counts *c,
+                                                            uint64_t *insns, uint64_t *events)
+{
+	unsigned tn = f->tnt_n;
+	unsigned w = tn < CHAIN_BITS ? tn : CHAIN_BITS;
+	unsigned nb = tn <= CHAIN_BITS ? tn : CHAIN_BITS + 1;
+	unsigned bits = (unsigned)(f->tnt >> (tn - w)) & ((1u << w) - 1);
+	int32_t cur = f->cur_blk;
+	uint32_t h = (uint32_t)cur * 0x9e3779b1u ^ (bits << 4 | nb) * 0x85ebca6bu;
+	struct chain *ch = &f->chain[h >> (32 - CHAIN_LOG)];
+	/* fast_step's limit on direct jumps without a packet consumed, for those before the
+	 * first bit */
+	if (f->no_progress + CHAIN_STEPS >= NO_PROGRESS_LIMIT)
+		return 0;
+	if (ch->blk != cur || ch->bits != bits || ch->nb != nb) {
+		chain_build(f, ch, cur, bits, w, tn > w);
+		ch->blk = cur;
+		ch->bits = (uint8_t)bits;
+		ch->nb = (uint8_t)nb;
+	}
+	if (!ch->keep)
+		ch->blk = -1; /* build it again: the general walk will cache that successor */
+	if (!ch->used)
+		return 0;
+	/* The return stack as call_push and the pops would leave it: the chain's own calls
+	 * pushed (those it returned from popped again), the oldest entries lost where it
+	 * went deeper than RETSTACK_SIZE. */
+	for (unsigned i = 0; i < ch->npush; i++)
+		f->ret[(f->ret_top + i) % RETSTACK_SIZE] = ch->push[i];
+	f->ret_top = (f->ret_top + ch->npush) % RETSTACK_SIZE;
+	unsigned peak = f->ret_n + ch->depth;
+	f->ret_n = (peak < RETSTACK_SIZE ? peak : RETSTACK_SIZE) - ch->depth + ch->npush;
+	f->tnt_n = tn - ch->used;
+	f->cur_blk = ch->end;
+	f->ip = ch->to;
+	f->no_progress = ch->trail;
+	if (f->tnt_tflags & PTREC_BRF_HAS_TIME) {
+		uint64_t tsc = tnt_time_ordered(f);
+		if (!f->raw_time)
+			f->ev_tsc = tsc;
+		if (!c->have_time)
+			c->time_first = tsc;
+		c->have_time = 1;
+		c->time_last = tsc;
+	}
+	c->kind[PTREC_BR_JCC] += ch->jcc;
+	c->kind[PTREC_BR_JMP] += ch->jmp;
+	c->kind[PTREC_BR_CALL] += ch->call;
+	c->kind[PTREC_BR_RET] += ch->ret;
+	c->jcc_taken += ch->taken;
+	c->ret_compressed += ch->ret;
+	*insns += ch->insns;
+	*events += (uint64_t)ch->jcc + ch->jmp + ch->call + ch->ret;
+	return 1;
+}
+
+/* next_runs without the runs: the hot loop of next_runs counting in place, with chains, and
+ * everything else one run at a time through next_run_slow. */
 int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 {
 	struct ptrec_pt_flow_run run;
 	uint64_t insns0 = f->stats.insns;
 	int e;
 	f->hot = 0; /* this changes the state behind ptrec_pt_flow_next_run's back */
+	if (HOT_PATHS && !f->chain) { /* without memory for it: no chains */
+		f->chain = aligned_alloc(64, sizeof(*f->chain) << CHAIN_LOG);
+		for (uint32_t i = 0; f->chain && i < (1u << CHAIN_LOG); i++)
+			f->chain[i].blk = -1;
+	}
 	for (;;) {
 		/* Nothing handed out needs its lengths: retired chunks can go at once. */
 		if (f->retire)
@@ -2536,6 +2725,11 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
 				}
+				unsigned ic = f->blk[f->cur_blk].iclass;
+				if (f->tnt_n && f->chain && (ic == X86_IC_JCC || ic == X86_IC_JMP ||
+				                             ic == X86_IC_CALL) &&
+				    chain_step(f, c, &t.insns, &events))
+					continue;
 				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
 					size_t m = jcc_burst(f, NULL, 0, SIZE_MAX, &t);
 					if (!m)

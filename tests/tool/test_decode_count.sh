@@ -7,7 +7,11 @@
 # start mid-packet), with an overflow, a wrong TNT bit, bytes overwritten with garbage (bad
 # packets, resyncs) and code missing from the image.  And the hot paths (the block cache's
 # successor links, TNT bursts, the totals-only loop) must give exactly the runs of the general
-# walk alone (flow_compare_general, a decoder built without them).  SKIPs only without ptrace.
+# walk alone (flow_compare_general, a decoder built without them).  The totals-only loop takes
+# whole chains of blocks per lookup (TNT bits, direct jumps and calls, the returns of calls made
+# inside the chain): `recursion` goes deeper than the 64-entry return stack while chains push,
+# so a return stack left wrong by a chain would show as a gap or a different total.  SKIPs
+# only without ptrace.
 . "$top_srcdir/tests/ptgen/ptgen_lib.sh"
 : "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
 COMPARE="$top_builddir/tests/ptgen/flow_compare"
