@@ -2694,6 +2694,25 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	c->ret_compressed += ch->ret;
 	*insns += ch->insns;
 	*events += (uint64_t)ch->jcc + ch->jmp + ch->call + ch->ret;
+	/* Chains mostly end at the return of a call made before them: take it as fast_step
+	 * would (compressed, its target's block cached), with the same time. */
+	const struct blk *b = &f->blk[ch->end];
+	if (b->iclass == X86_IC_RET && f->tnt_n && ((f->tnt >> (f->tnt_n - 1)) & 1) && f->ret_n) {
+		unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+		int32_t next = ind_succ(f, f->ret[top]);
+		if (next >= 0) {
+			f->ip = f->ret[top];
+			f->cur_blk = next;
+			f->ret_top = top;
+			f->ret_n--;
+			f->tnt_n--;
+			f->no_progress = 0;
+			c->kind[PTREC_BR_RET]++;
+			c->ret_compressed++;
+			*insns += b->ninsn;
+			++*events;
+		}
+	}
 	return 1;
 }
 
