@@ -2325,6 +2325,7 @@ static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *
 	}
 	memset(&f->nx, 0, sizeof(f->nx));
 	f->last_ip = v;
+	f->trig_anchor = v; /* as pkt_ip */
 	f->ctx = PT_CTX_NONE;
 	f->nx.kind = NX_TIP;
 	f->nx.has_ip = 1;
