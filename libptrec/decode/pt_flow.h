@@ -67,7 +67,9 @@
  * - TRIG: with IP=1 it binds at its FUP's IP like MWAIT; else it fired ICNT instructions
  *   after the last IP packet (or the previous TRIG) and is delivered when the flow reaches the
  *   instruction that many on (followed through straight-line code and direct JMP/CALL when the
- *   packet is read; otherwise, or without ICNT, where it is read).
+ *   packet is read; otherwise, or without ICNT, where it is read); one the flow does not get
+ *   to comes when tracing goes off or at an overflow.
+ * - PTW without FUP: right after the next PTWRITE executed (found the same way), else at once.
  * - Every branch event carries the time (pt_time.h) current at the packet that decided it. */
 #ifndef PTREC_PT_FLOW_H
 #define PTREC_PT_FLOW_H
