@@ -27,7 +27,7 @@
 #define CHAIN_BITS 8          /* TNT bits one chain consumes at most */
 #define CHAIN_STEPS 32        /* branches in one chain at most */
 #define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
-#define CHAIN_LOG 13          /* log2 of the chain cache's slots (direct mapped) */
+#define CHAIN_LOG_MAX 13      /* log2 of the chain cache's slots (direct mapped) at most */
 
 /* The hot paths (fast_step and the loops around it) only take steps the general walk would take
  * the same way.  A test build with PT_FLOW_GENERAL_ONLY (tests/ptgen/flow_compare_general) has
@@ -227,7 +227,8 @@ struct ptrec_pt_flow {
 	uint64_t image_gen;         /* image generation the cache was built for */
 	const uint64_t *gen_ref;    /* the image's live generation number */
 	int32_t cur_blk;            /* block of the current ip if known (-1) */
-	struct chain *chain;        /* chain cache of ptrec_pt_flow_count (1 << CHAIN_LOG slots;
+	unsigned chain_log;         /* log2 of its slots: 8 .. CHAIN_LOG_MAX by the trace size */
+	struct chain *chain;        /* chain cache of ptrec_pt_flow_count (1 << chain_log slots;
 	                               NULL until it first runs); emptied with the block cache */
 	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
 	                               known, no PTW queued, no chunks to retire (set only when
@@ -340,7 +341,7 @@ static void cache_flush(struct ptrec_pt_flow *f)
 	f->chunk_used = CHUNK_SIZE;
 	if (f->hash)
 		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
-	for (uint32_t i = 0; f->chain && i < (1u << CHAIN_LOG); i++)
+	for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
 		f->chain[i].blk = -1;
 	f->cur_blk = -1;
 }
@@ -2651,7 +2652,7 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	unsigned bits = (unsigned)(f->tnt >> (tn - w)) & ((1u << w) - 1);
 	int32_t cur = f->cur_blk;
 	uint32_t h = (uint32_t)cur * 0x9e3779b1u ^ (bits << 4 | nb) * 0x85ebca6bu;
-	struct chain *ch = &f->chain[h >> (32 - CHAIN_LOG)];
+	struct chain *ch = &f->chain[h >> (32 - f->chain_log)];
 	/* fast_step's limit on direct jumps without a packet consumed, for those before the
 	 * first bit */
 	if (f->no_progress + CHAIN_STEPS >= NO_PROGRESS_LIMIT)
@@ -2726,8 +2727,13 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 	int e;
 	f->hot = 0; /* this changes the state behind ptrec_pt_flow_next_run's back */
 	if (HOT_PATHS && !f->chain) { /* without memory for it: no chains */
-		f->chain = aligned_alloc(64, sizeof(*f->chain) << CHAIN_LOG);
-		for (uint32_t i = 0; f->chain && i < (1u << CHAIN_LOG); i++)
+		/* One slot per 256 bytes of trace: a short trace does not pay for a big table
+		 * (512 KiB at most, a 64 KiB ring 16 KiB). */
+		f->chain_log = 8;
+		while (f->chain_log < CHAIN_LOG_MAX && ((size_t)1 << (f->chain_log + 8)) < f->len)
+			f->chain_log++;
+		f->chain = aligned_alloc(64, sizeof(*f->chain) << f->chain_log);
+		for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
 			f->chain[i].blk = -1;
 	}
 	for (;;) {
