@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_no_build_outputs.sh — nothing build-generated is committed: no tracked file is an ELF
 # object, archive or program, and no tracked path is a build product by name (objects,
-# libraries, Automake/libtool outputs, test logs, crash dumps, scratch folders).
+# libraries, Automake/libtool outputs, test logs, crash dumps, scratch folders, and the leftovers
+# of patch and editors: *.orig, *.rej, *~).
 set -u
 cd "${top_srcdir:-.}" || exit 1
 command -v git >/dev/null 2>&1 || { echo "SKIP: git not installed"; exit 77; }
@@ -14,7 +15,7 @@ for f in $(git ls-files); do
 	n=$((n + 1))
 	[ -f "$f" ] || continue
 	case "$f" in
-	*.o|*.lo|*.la|*.a|*.so|*.so.*|*.log|*.trs|*.ptrec|*.ptrec.txt|Makefile.in|configure|config.status|tests/tmp*)
+	*.o|*.lo|*.la|*.a|*.so|*.so.*|*.log|*.trs|*.ptrec|*.ptrec.txt|Makefile.in|configure|config.status|tests/tmp*|*.orig|*.rej|*~)
 		echo "FAIL: tracked build product $f"; status=1; continue ;;
 	esac
 	magic=$(head -c 4 "$f" | od -An -tx1 | tr -d ' \n')
