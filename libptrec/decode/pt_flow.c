@@ -27,7 +27,8 @@
 #define CHAIN_BITS 8          /* TNT bits one chain consumes at most */
 #define CHAIN_STEPS 32        /* branches in one chain at most */
 #define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
-#define CHAIN_LOG_MAX 13      /* log2 of the chain cache's slots (direct mapped) at most */
+#define CHAIN_POP 4           /* returns to calls made before it a chain may take at most */
+#define CHAIN_LOG_MAX 12      /* log2 of the chain cache's slots (direct mapped) at most */
 
 /* The hot paths (fast_step and the loops around it) only take steps the general walk would take
  * the same way.  A test build with PT_FLOW_GENERAL_ONLY (tests/ptgen/flow_compare_general) has
@@ -72,26 +73,35 @@ struct blk {
 _Static_assert(sizeof(struct blk) == 64, "a block is one cache line");
 
 /* A chain (ptrec_pt_flow_count): what the hot path does from a cached block with the next TNT
- * bits queued, block after block, through conditional branches, direct jumps and calls and the
- * compressed returns of calls made inside the chain; keyed by the block and those bits.
- * 64 bytes. */
+ * bits queued and, when they are all in the key, the TIP target read ahead: block after block,
+ * through conditional branches, direct jumps and calls, compressed returns (to calls made inside
+ * the chain, or to those made before it whose return addresses it checks on the return stack)
+ * and at most one indirect branch, the one that takes that TIP; keyed by the block, those bits
+ * and the TIP target.  128 bytes. */
 struct chain {
 	int32_t blk;        /* key: the block it starts at (-1: empty slot) */
 	uint8_t bits;       /* key: the oldest min(queued, CHAIN_BITS) TNT bits, oldest highest */
 	uint8_t nb;         /* key: bits queued, capped at CHAIN_BITS + 1 (more than the window) */
-	uint8_t used;       /* bits consumed (0: the chain is empty, take single steps) */
-	uint8_t trail;      /* direct jumps and calls after the last bit consumed */
+	uint8_t used;       /* bits consumed */
+	uint8_t trail;      /* direct jumps and calls after the last bit consumed (no TIP taken) */
+	uint64_t tip;       /* key: the target of the TIP read ahead (0: none usable) */
 	int32_t end;        /* the block it ends at (the current block afterwards) */
 	uint32_t insns;     /* instructions */
+	uint8_t steps;      /* branch events (0: the chain is empty, take single steps) */
 	uint8_t jcc, taken, jmp, call, ret; /* events by kind; ret: compressed returns */
-	uint8_t depth;      /* deepest call nesting reached inside the chain */
+	uint8_t ind;        /* PTREC_BR_* of the branch that took the TIP (0: it is still ahead) */
 	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
+	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
+	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
+	uint8_t rn_cap;
 	uint8_t keep;       /* 0: it stopped at a successor not cached yet: build it again */
+	uint8_t pad_[20];   /* zero */
 	uint64_t to;        /* the IP it ends at */
 	uint64_t push[CHAIN_PUSH]; /* those return addresses */
+	uint64_t pop[CHAIN_POP];   /* the return addresses it found on the stack, top first */
 };
 
-_Static_assert(sizeof(struct chain) == 64, "a chain is one cache line");
+_Static_assert(sizeof(struct chain) == 128, "a chain is two cache lines");
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -2560,45 +2570,80 @@ static inline __attribute__((always_inline)) void count_run(struct ptrec_pt_flow
 /* ---- chains (ptrec_pt_flow_count) --------------------------------------------------------- */
 
 /* Fills c (its key aside) with what fast_step would do, step after step, from block cur with
- * the w oldest queued TNT bits `bits` (more: further bits are queued behind them): conditional
- * branches and compressed returns take a bit each (a return only to a call made inside the
- * chain), direct jumps and calls only while a bit remains queued (fast_step takes them only
- * then; without one it reads the next packet first, which may change their time).  It stops
- * before any other step and before a successor that is not cached (then keep = 0). */
+ * the w oldest queued TNT bits `bits` (more: further bits are queued behind them) and, when
+ * tip is not 0, a TIP to tip read ahead behind the last of them: conditional branches and
+ * compressed returns take a bit each (a return to a call made inside the chain, or to one made
+ * before it: the return address on f's return stack now, recorded in pop[] and checked before
+ * each use), direct jumps and calls only while a bit remains queued or the TIP is read (fast_step
+ * takes them only then; otherwise it reads the next packet first, which may change their time),
+ * and once the bits are used up, the indirect branch (or uncompressed return) that takes the
+ * TIP, where it ends (what follows depends on the next packet).  It stops before any other step
+ * and before a successor that is not cached (then keep = 0). */
 static void chain_build(const struct ptrec_pt_flow *f, struct chain *c, int32_t cur, unsigned bits,
-                        unsigned w, int more)
+                        unsigned w, int more, uint64_t tip)
 {
 	uint64_t stk[CHAIN_PUSH];
 	unsigned sp = 0;
+	int add = 0, cap = 255; /* the fill as a function of the fill before: min(n + add, cap) */
 	memset(c, 0, sizeof(*c));
 	c->keep = 1;
 	c->to = f->blk[cur].start;
-	for (unsigned step = 0; step < CHAIN_STEPS; step++) {
+	for (unsigned step = 0; step < CHAIN_STEPS && !c->ind; step++) {
 		const struct blk *b = &f->blk[cur];
 		unsigned bit = c->used < w ? (bits >> (w - 1 - c->used)) & 1 : 0;
+		int bits_left = c->used < w || more;
 		int32_t next;
 		uint64_t to;
 		if (b->end != BLK_BRANCH)
 			break;
-		if (b->iclass == X86_IC_JCC) {
+		switch (b->iclass) {
+		case X86_IC_JCC:
 			if (c->used == w)
-				break;
+				goto stop;
 			next = b->succ[bit];
 			to = b->dest[bit];
-		} else if (b->iclass == X86_IC_JMP || b->iclass == X86_IC_CALL) {
-			if (c->used == w && !more)
-				break;
+			break;
+		case X86_IC_JMP:
+		case X86_IC_CALL:
+			if (!bits_left && !tip)
+				goto stop;
 			if (b->iclass == X86_IC_CALL && b->dest[1] != b->dest[0] && sp == CHAIN_PUSH)
-				break;
+				goto stop;
 			next = b->succ[1];
 			to = b->dest[1];
-		} else if (b->iclass == X86_IC_RET) {
-			if (c->used == w || !sp || !bit)
-				break;
-			to = stk[sp - 1];
-			next = blk_peek(f, to, b->mode);
-		} else {
 			break;
+		case X86_IC_RET:
+			if (c->used < w) { /* compressed */
+				if (!bit)
+					goto stop;
+				if (sp) {
+					to = stk[sp - 1];
+				} else {
+					/* the fill before this return is min(ret_n + add, cap) */
+					int n = (int)f->ret_n + add < cap ? (int)f->ret_n + add : cap;
+					if (c->npop == CHAIN_POP || n <= 0)
+						goto stop;
+					to = f->ret[(f->ret_top + 2 * RETSTACK_SIZE - 1 - c->npop) %
+					            RETSTACK_SIZE];
+				}
+				next = blk_peek(f, to, b->mode);
+				break;
+			}
+			if (more)
+				goto stop;
+			/* uncompressed: it takes the TIP */
+			/* fall through */
+		case X86_IC_JMP_IND:
+		case X86_IC_CALL_IND:
+		case X86_IC_FAR:
+			if (bits_left || !tip ||
+			    (b->iclass == X86_IC_CALL_IND && sp == CHAIN_PUSH))
+				goto stop;
+			to = tip;
+			next = blk_peek(f, to, b->mode);
+			break;
+		default:
+			goto stop;
 		}
 		if (next < 0) {
 			c->keep = 0;
@@ -2611,83 +2656,146 @@ static void chain_build(const struct ptrec_pt_flow *f, struct chain *c, int32_t 
 			c->used++;
 			c->trail = 0;
 			break;
-		case X86_IC_RET:
-			sp--;
-			c->ret++;
-			c->used++;
-			c->trail = 0;
-			break;
 		case X86_IC_CALL:
-			if (b->dest[1] != b->dest[0]) /* call_push */
+			if (b->dest[1] != b->dest[0]) { /* call_push */
 				stk[sp++] = b->dest[0];
-			if (sp > c->depth)
-				c->depth = (uint8_t)sp;
+				add++;
+				cap = cap + 1 < RETSTACK_SIZE ? cap + 1 : RETSTACK_SIZE;
+			}
 			c->call++;
 			c->trail++;
 			break;
-		default:
+		case X86_IC_JMP:
 			c->jmp++;
 			c->trail++;
 			break;
+		case X86_IC_RET:
+			if (c->used < w) {
+				if (sp)
+					sp--;
+				else
+					c->pop[c->npop++] = to;
+				add--;
+				cap--;
+				c->ret++;
+				c->used++;
+				c->trail = 0;
+				break;
+			}
+			c->ind = PTREC_BR_RET;
+			c->trail = 0;
+			break;
+		case X86_IC_CALL_IND:
+			stk[sp++] = b->dest[0]; /* ret_push */
+			add++;
+			cap = cap + 1 < RETSTACK_SIZE ? cap + 1 : RETSTACK_SIZE;
+			c->ind = PTREC_BR_IND_CALL;
+			c->trail = 0;
+			break;
+		case X86_IC_JMP_IND:
+			c->ind = PTREC_BR_IND_JMP;
+			c->trail = 0;
+			break;
+		default:
+			c->ind = PTREC_BR_FAR;
+			c->trail = 0;
+			break;
 		}
+		c->steps++;
 		c->insns += b->ninsn;
 		c->to = to;
 		cur = next;
 	}
+stop:
 	c->end = cur;
 	c->npush = (uint8_t)sp;
+	c->rn_add = (int8_t)add;
+	c->rn_cap = (uint8_t)cap;
 	memcpy(c->push, stk, sp * sizeof(stk[0]));
 }
 
-/* One chain from the current block with TNT bits queued (the hot loop of ptrec_pt_flow_count,
- * in its state), built on a miss: counts it into c, *insns and *events exactly as fast_step's
- * runs would add up.  Returns 1, or 0 (nothing changed) when it is empty. */
+/* Counts one event's time stamp into c as order_time and count_run would. */
+static inline void count_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c,
+                              unsigned flags, uint64_t tsc)
+{
+	if (!(flags & PTREC_BRF_HAS_TIME))
+		return;
+	if (!f->raw_time) {
+		if (tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
+			tsc = f->ev_tsc;
+		f->ev_tsc = tsc;
+	}
+	if (!c->have_time)
+		c->time_first = tsc;
+	c->have_time = 1;
+	c->time_last = tsc;
+}
+
+/* One chain from the current block with TNT bits queued or a TIP read ahead (the hot loop of
+ * ptrec_pt_flow_count, in its state), built on a miss: counts it into c, *insns and *events
+ * exactly as fast_step's runs would add up.  Returns 1, or 0 (nothing changed but a TIP read
+ * ahead) when it is empty. */
 static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow *f,
                                                             struct ptrec_pt_flow_counts *c,
                                                             uint64_t *insns, uint64_t *events)
 {
 	unsigned tn = f->tnt_n;
-	unsigned w = tn < CHAIN_BITS ? tn : CHAIN_BITS;
-	unsigned nb = tn <= CHAIN_BITS ? tn : CHAIN_BITS + 1;
-	unsigned bits = (unsigned)(f->tnt >> (tn - w)) & ((1u << w) - 1);
-	int32_t cur = f->cur_blk;
-	uint32_t h = (uint32_t)cur * 0x9e3779b1u ^ (bits << 4 | nb) * 0x85ebca6bu;
-	struct chain *ch = &f->chain[h >> (32 - f->chain_log)];
 	/* fast_step's limit on direct jumps without a packet consumed, for those before the
 	 * first bit */
 	if (f->no_progress + CHAIN_STEPS >= NO_PROGRESS_LIMIT)
 		return 0;
-	if (ch->blk != cur || ch->bits != bits || ch->nb != nb) {
-		chain_build(f, ch, cur, bits, w, tn > w);
+	/* With every queued bit in the window, the TIP right behind them (if it is one) is read
+	 * now instead of when they are used up: the same packet, read with the same time, the
+	 * same compression state; no_progress as it would be then. */
+	if (tn <= CHAIN_BITS && f->nx.kind == NX_NONE) {
+		unsigned np = f->no_progress;
+		if (fast_tip(f))
+			f->no_progress = np;
+	}
+	const struct nx *nx = &f->nx;
+	uint64_t tip = nx->kind == NX_TIP && nx->has_ip && !nx->has_mode && !f->br_held_n &&
+	               tn <= CHAIN_BITS ? nx->ip : 0;
+	unsigned w = tn < CHAIN_BITS ? tn : CHAIN_BITS;
+	unsigned nb = tn <= CHAIN_BITS ? tn : CHAIN_BITS + 1;
+	unsigned bits = w ? (unsigned)(f->tnt >> (tn - w)) & ((1u << w) - 1) : 0;
+	int32_t cur = f->cur_blk;
+	unsigned top = f->ret_top;
+	uint64_t tos = f->ret[(top + RETSTACK_SIZE - 1) % RETSTACK_SIZE];
+	uint64_t hk = (uint64_t)(uint32_t)cur << 32 ^ (bits << 4 | nb) ^ tip ^ tos * 31;
+	uint32_t h = (uint32_t)((hk * 0x9e3779b97f4a7c15ull) >> 32);
+	struct chain *ch = &f->chain[h >> (32 - f->chain_log)];
+	int ok = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip &&
+	         ch->npop <= f->ret_n;
+	for (unsigned i = 0; ok && i < ch->npop; i++)
+		ok = f->ret[(top + 2 * RETSTACK_SIZE - 1 - i) % RETSTACK_SIZE] == ch->pop[i];
+	if (!ok) {
+		chain_build(f, ch, cur, bits, w, tn > w, tip);
 		ch->blk = cur;
 		ch->bits = (uint8_t)bits;
 		ch->nb = (uint8_t)nb;
+		ch->tip = tip;
 	}
 	if (!ch->keep)
 		ch->blk = -1; /* build it again: the general walk will cache that successor */
-	if (!ch->used)
+	if (!ch->steps)
 		return 0;
-	/* The return stack as call_push and the pops would leave it: the chain's own calls
-	 * pushed (those it returned from popped again), the oldest entries lost where it
-	 * went deeper than RETSTACK_SIZE. */
+	/* The return stack as the pops and pushes would leave it: the entries it returned to
+	 * popped, its own calls pushed (those it returned from popped again), the oldest entries
+	 * lost where it went deeper than RETSTACK_SIZE. */
+	top = (top + RETSTACK_SIZE - ch->npop) % RETSTACK_SIZE;
 	for (unsigned i = 0; i < ch->npush; i++)
-		f->ret[(f->ret_top + i) % RETSTACK_SIZE] = ch->push[i];
-	f->ret_top = (f->ret_top + ch->npush) % RETSTACK_SIZE;
-	unsigned peak = f->ret_n + ch->depth;
-	f->ret_n = (peak < RETSTACK_SIZE ? peak : RETSTACK_SIZE) - ch->depth + ch->npush;
+		f->ret[(top + i) % RETSTACK_SIZE] = ch->push[i];
+	f->ret_top = (top + ch->npush) % RETSTACK_SIZE;
+	int rn = (int)f->ret_n + ch->rn_add;
+	f->ret_n = (unsigned)(rn < ch->rn_cap ? rn : ch->rn_cap);
 	f->tnt_n = tn - ch->used;
 	f->cur_blk = ch->end;
 	f->ip = ch->to;
-	f->no_progress = ch->trail;
-	if (f->tnt_tflags & PTREC_BRF_HAS_TIME) {
-		uint64_t tsc = tnt_time_ordered(f);
-		if (!f->raw_time)
-			f->ev_tsc = tsc;
-		if (!c->have_time)
-			c->time_first = tsc;
-		c->have_time = 1;
-		c->time_last = tsc;
-	}
+	/* a bit or the TIP sets it to 0, a direct jump adds 1 */
+	f->no_progress = ch->used || ch->ind ? ch->trail : f->no_progress + ch->trail;
+	unsigned before = (unsigned)ch->steps - (ch->ind != 0); /* events decided by the bits */
+	if (before)
+		count_time(f, c, f->tnt_tflags, f->tnt_tsc);
 	c->kind[PTREC_BR_JCC] += ch->jcc;
 	c->kind[PTREC_BR_JMP] += ch->jmp;
 	c->kind[PTREC_BR_CALL] += ch->call;
@@ -2695,12 +2803,19 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	c->jcc_taken += ch->taken;
 	c->ret_compressed += ch->ret;
 	*insns += ch->insns;
-	*events += (uint64_t)ch->jcc + ch->jmp + ch->call + ch->ret;
-	/* Chains mostly end at the return of a call made before them: take it as fast_step
-	 * would (compressed, its target's block cached), with the same time. */
+	*events += ch->steps;
+	if (ch->ind) { /* the TIP was taken */
+		c->kind[ch->ind]++;
+		count_time(f, c, nx->tflags, nx->tsc);
+		f->nx.kind = NX_NONE;
+		return 1;
+	}
+	/* Chains that stop at a return of a call made before them (more than CHAIN_POP, or
+	 * the window's end): take it as fast_step would (compressed, its target's block cached),
+	 * with the same time. */
 	const struct blk *b = &f->blk[ch->end];
 	if (b->iclass == X86_IC_RET && f->tnt_n && ((f->tnt >> (f->tnt_n - 1)) & 1) && f->ret_n) {
-		unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+		top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
 		int32_t next = ind_succ(f, f->ret[top]);
 		if (next >= 0) {
 			f->ip = f->ret[top];
@@ -2713,6 +2828,7 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 			c->ret_compressed++;
 			*insns += b->ninsn;
 			++*events;
+			count_time(f, c, f->tnt_tflags, f->tnt_tsc);
 		}
 	}
 	return 1;
@@ -2727,10 +2843,10 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 	int e;
 	f->hot = 0; /* this changes the state behind ptrec_pt_flow_next_run's back */
 	if (HOT_PATHS && !f->chain) { /* without memory for it: no chains */
-		/* One slot per 256 bytes of trace: a short trace does not pay for a big table
-		 * (512 KiB at most, a 64 KiB ring 16 KiB). */
+		/* One slot per 512 bytes of trace: a short trace does not pay for a big table
+		 * (512 KiB at most, a 64 KiB ring 32 KiB). */
 		f->chain_log = 8;
-		while (f->chain_log < CHAIN_LOG_MAX && ((size_t)1 << (f->chain_log + 8)) < f->len)
+		while (f->chain_log < CHAIN_LOG_MAX && ((size_t)1 << (f->chain_log + 9)) < f->len)
 			f->chain_log++;
 		f->chain = aligned_alloc(64, sizeof(*f->chain) << f->chain_log);
 		for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
@@ -2752,8 +2868,8 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 						break;
 				}
 				unsigned ic = f->blk[f->cur_blk].iclass;
-				if (f->tnt_n && f->chain && (ic == X86_IC_JCC || ic == X86_IC_JMP ||
-				                             ic == X86_IC_CALL) &&
+				if (f->chain && (f->tnt_n ? ic != X86_IC_OTHER
+				                          : f->nx.kind == NX_TIP && ic > X86_IC_JCC) &&
 				    chain_step(f, c, &t.insns, &events))
 					continue;
 				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
