@@ -24,8 +24,8 @@
 #define AUX_QUEUE 64          /* status events waiting to be delivered */
 #define AUX_HELD 8            /* items waiting for their FUP or their branch */
 #define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
-#define CHAIN_BITS 8          /* TNT bits one chain consumes at most */
-#define CHAIN_STEPS 32        /* branches in one chain at most */
+#define CHAIN_BITS 32         /* TNT bits one chain consumes at most */
+#define CHAIN_STEPS 80        /* branches in one chain at most */
 #define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
 #define CHAIN_POP 4           /* returns to calls made before it a chain may take at most */
 #define CHAIN_LOG_MAX 12      /* log2 of the chain cache's slots (direct mapped) at most */
@@ -80,13 +80,13 @@ _Static_assert(sizeof(struct blk) == 64, "a block is one cache line");
  * and the TIP target.  128 bytes. */
 struct chain {
 	int32_t blk;        /* key: the block it starts at (-1: empty slot) */
-	uint8_t bits;       /* key: the oldest min(queued, CHAIN_BITS) TNT bits, oldest highest */
-	uint8_t nb;         /* key: bits queued, capped at CHAIN_BITS + 1 (more than the window) */
-	uint8_t used;       /* bits consumed */
-	uint8_t trail;      /* direct jumps and calls after the last bit consumed (no TIP taken) */
+	uint32_t bits;      /* key: the oldest min(queued, CHAIN_BITS) TNT bits, oldest highest */
 	uint64_t tip;       /* key: the target of the TIP read ahead (0: none usable) */
 	int32_t end;        /* the block it ends at (the current block afterwards) */
 	uint32_t insns;     /* instructions */
+	uint8_t nb;         /* key: bits queued, capped at CHAIN_BITS + 1 (more than the window) */
+	uint8_t used;       /* bits consumed */
+	uint8_t trail;      /* direct jumps and calls after the last bit consumed (no TIP taken) */
 	uint8_t steps;      /* branch events (0: the chain is empty, take single steps) */
 	uint8_t jcc, taken, jmp, call, ret; /* events by kind; ret: compressed returns */
 	uint8_t ind;        /* PTREC_BR_* of the branch that took the TIP (0: it is still ahead) */
@@ -95,7 +95,7 @@ struct chain {
 	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
 	uint8_t rn_cap;
 	uint8_t keep;       /* 0: it stopped at a successor not cached yet: build it again */
-	uint8_t pad_[20];   /* zero */
+	uint8_t pad_[17];   /* zero */
 	uint64_t to;        /* the IP it ends at */
 	uint64_t push[CHAIN_PUSH]; /* those return addresses */
 	uint64_t pop[CHAIN_POP];   /* the return addresses it found on the stack, top first */
@@ -2579,7 +2579,7 @@ static inline __attribute__((always_inline)) void count_run(struct ptrec_pt_flow
  * and once the bits are used up, the indirect branch (or uncompressed return) that takes the
  * TIP, where it ends (what follows depends on the next packet).  It stops before any other step
  * and before a successor that is not cached (then keep = 0). */
-static void chain_build(const struct ptrec_pt_flow *f, struct chain *c, int32_t cur, unsigned bits,
+static void chain_build(const struct ptrec_pt_flow *f, struct chain *c, int32_t cur, uint32_t bits,
                         unsigned w, int more, uint64_t tip)
 {
 	uint64_t stk[CHAIN_PUSH];
@@ -2757,11 +2757,11 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	               tn <= CHAIN_BITS ? nx->ip : 0;
 	unsigned w = tn < CHAIN_BITS ? tn : CHAIN_BITS;
 	unsigned nb = tn <= CHAIN_BITS ? tn : CHAIN_BITS + 1;
-	unsigned bits = w ? (unsigned)(f->tnt >> (tn - w)) & ((1u << w) - 1) : 0;
+	uint32_t bits = (uint32_t)((f->tnt >> (tn - w)) & ((UINT64_C(1) << w) - 1));
 	int32_t cur = f->cur_blk;
 	unsigned top = f->ret_top;
 	uint64_t tos = f->ret[(top + RETSTACK_SIZE - 1) % RETSTACK_SIZE];
-	uint64_t hk = (uint64_t)(uint32_t)cur << 32 ^ (bits << 4 | nb) ^ tip ^ tos * 31;
+	uint64_t hk = ((uint64_t)(uint32_t)cur << 32 | bits) ^ (uint64_t)nb << 58 ^ tip ^ tos * 31;
 	uint32_t h = (uint32_t)((hk * 0x9e3779b97f4a7c15ull) >> 32);
 	struct chain *ch = &f->chain[h >> (32 - f->chain_log)];
 	int ok = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip &&
@@ -2771,7 +2771,7 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	if (!ok) {
 		chain_build(f, ch, cur, bits, w, tn > w, tip);
 		ch->blk = cur;
-		ch->bits = (uint8_t)bits;
+		ch->bits = bits;
 		ch->nb = (uint8_t)nb;
 		ch->tip = tip;
 	}

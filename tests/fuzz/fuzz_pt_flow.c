@@ -3,7 +3,8 @@
  *
  * Input: byte 0 = n (code size / 2), then 2n bytes of code mapped at 0x1000 (64-bit), the rest
  * is the trace.  Checks: no crash or sanitizer report, every run's instruction count and lengths
- * are sane, the decoder ends (bounded), and the instruction iterator agrees with the runs.
+ * are sane, the decoder ends (bounded), the instruction iterator agrees with the runs, and the
+ * totals of ptrec_pt_flow_count (chains) are the runs added up.
  *
  * Build and run (`make fuzz-flow` does this, FUZZ_SECONDS bounds it):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude -Ilibptrec \
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ptrec.h"
 #include "decode/pt_flow.h"
@@ -47,18 +49,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		FUZZ_ASSERT(f);
 		struct ptrec_pt_flow_run run;
+		struct ptrec_pt_flow_counts sum, cnt;
 		uint64_t insns = 0, nrun = 0;
 		int e;
+		memset(&sum, 0, sizeof(sum));
+		memset(&cnt, 0, sizeof(cnt));
 		while ((e = ptrec_pt_flow_next_run(f, &run)) > 0) {
 			FUZZ_ASSERT(run.ninsn <= 4096);
 			for (uint32_t i = 0; i < run.ninsn; i++)
 				FUZZ_ASSERT(run.len[i] >= 1 && run.len[i] <= 15);
 			FUZZ_ASSERT(run.ev.kind < PTREC_BR_KIND_COUNT_);
 			insns += run.ninsn;
+			sum.kind[run.ev.kind]++;
+			sum.jcc_taken += run.ev.kind == PTREC_BR_JCC && (run.ev.flags & PTREC_BRF_TAKEN);
+			sum.ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
+			sum.aux += run.aux != 0;
 			FUZZ_ASSERT(++nrun < 100000000);
 		}
 		FUZZ_ASSERT(e == 0);
 		FUZZ_ASSERT(ptrec_pt_flow_stats(f)->insns == insns);
+		ptrec_pt_flow_free(f);
+
+		/* The totals without runs are the runs added up. */
+		f = ptrec_pt_flow_new(&cfg);
+		FUZZ_ASSERT(f);
+		FUZZ_ASSERT(ptrec_pt_flow_count(f, &cnt) == 0);
+		FUZZ_ASSERT(cnt.insns == insns && cnt.jcc_taken == sum.jcc_taken &&
+		            cnt.ret_compressed == sum.ret_compressed && cnt.aux == sum.aux);
+		for (unsigned k = PTREC_BR_NONE + 1; k < PTREC_BR_KIND_COUNT_; k++)
+			FUZZ_ASSERT(cnt.kind[k] == sum.kind[k]);
 		ptrec_pt_flow_free(f);
 
 		/* The instruction iterator reports the same number of instructions. */

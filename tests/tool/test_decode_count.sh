@@ -10,8 +10,13 @@
 # walk alone (flow_compare_general, a decoder built without them).  The totals-only loop takes
 # whole chains of blocks per lookup (TNT bits, direct jumps and calls, the returns of calls made
 # inside the chain): `recursion` goes deeper than the 64-entry return stack while chains push,
-# so a return stack left wrong by a chain would show as a gap or a different total.  SKIPs
-# only without ptrace.
+# so a return stack left wrong by a chain would show as a gap or a different total.  Chains also
+# return to calls made before them (checking the return addresses they pop) and end at the
+# indirect branch that takes the TIP read behind their last bit (its target in their key):
+# `chains` returns from the same code to different callers, `indirect` and `switch` (a jump
+# table) change the TIP target between visits of one branch, `nocomp` settings mix returns
+# by TIP with the compressed ones, the ovf/psb settings put overflows and PSBs inside chain
+# windows.  SKIPs only without ptrace.
 . "$top_srcdir/tests/ptgen/ptgen_lib.sh"
 : "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
 COMPARE="$top_builddir/tests/ptgen/flow_compare"
@@ -65,7 +70,7 @@ garble() {
 	done
 }
 
-for p in loops signals indirect recursion; do
+for p in loops signals indirect recursion switch chains; do
 	d="$work/$p"
 	ptgen_record "$p" "$d" || exit 1
 	grep -v 'libc\.so' "$d/image.txt" >"$d/image-nolibc.txt"
