@@ -222,6 +222,19 @@ static int tool_main(void *arg)
 
 /* The runner: starts the tool, waits for it, killing it after timeout_ms, and ends a report
  * that did not complete.  Its exit status is s->state << 1 | s->kept. */
+/* wait4 that never touches errno (the runner shares this thread's errno).  Returns the pid
+ * or -errno. */
+static long raw_wait4(long pid, int *status, long options)
+{
+	long ret;
+	register long r10 __asm__("r10") = 0;
+	__asm__ volatile("syscall"
+	                 : "=a"(ret)
+	                 : "0"((long)SYS_wait4), "D"(pid), "S"(status), "d"(options), "r"(r10)
+	                 : "rcx", "r11", "memory");
+	return ret;
+}
+
 static int runner_main(void *arg)
 {
 	const struct child_args *a = arg;
@@ -245,14 +258,14 @@ static int runner_main(void *arg)
 	struct timespec step = {0, 2 * 1000000};
 	unsigned waited = 0;
 	for (;;) {
-		long r = syscall(SYS_wait4, pid, &status, WNOHANG, NULL);
+		long r = raw_wait4(pid, &status, WNOHANG);
 		if (r == pid)
 			break;
-		if (r < 0 && errno != EINTR)
+		if (r < 0 && r != -EINTR)
 			syscall(SYS_exit_group, REPORT_OK << 1); /* reaped elsewhere: assume it finished */
 		if (waited >= a->timeout_ms) {
 			kill(pid, SIGKILL);
-			while (syscall(SYS_wait4, pid, &status, 0, NULL) < 0 && errno == EINTR)
+			while (raw_wait4(pid, &status, 0) == -EINTR)
 				;
 			s->state = REPORT_TIMEOUT;
 			finish_partial(s, a->out, a->dump, a->timeout_ms);
@@ -269,19 +282,6 @@ static int runner_main(void *arg)
 	finish_partial(s, a->out, a->dump, a->timeout_ms);
 	syscall(SYS_exit_group, s->state << 1 | s->kept);
 	return 0;
-}
-
-/* wait4 that never touches errno (the runner shares this thread's errno).  Returns the pid
- * or -errno. */
-static long raw_wait4(long pid, int *status, long options)
-{
-	long ret;
-	register long r10 __asm__("r10") = 0;
-	__asm__ volatile("syscall"
-	                 : "=a"(ret)
-	                 : "0"((long)SYS_wait4), "D"(pid), "S"(status), "d"(options), "r"(r10)
-	                 : "rcx", "r11", "memory");
-	return ret;
 }
 
 void ptrec_report_prepare(void)

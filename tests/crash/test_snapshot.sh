@@ -3,17 +3,11 @@
 # PTREC_DIR as ptrec.snapshotter.PID.TIME.snapshot.ptrec (mode 0600, well formed, event 3 =
 # snapshot, four threads named as they named themselves, none with an empty ring; the event thread's ring ends in slow_request); the report
 # names the snapshot's caller when `ptrec report` is implemented.
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
-: "${top_builddir:?}" "${PTREC_TOOL:?}"
+. "$top_srcdir/tests/crash/snapshot_common.sh"
+: "${PTREC_TOOL:?}"
 [ -n "${NM:-}" ] || { echo "SKIP: nm not found (test oracle)"; exit 77; }
 prog="$top_builddir/tests/crash/snapshotter"
-work=$(mktemp -d "$top_builddir/tests/snap.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-export PTREC_DIR="$work"
-export ASAN_OPTIONS="detect_leaks=0"
-export PTREC_BACKEND=instrumented
-unset PTREC_FLAGS PTREC_SNAPSHOT_INTERVAL_MS PTREC_SNAPSHOT_MAX
+snapshot_setup snap
 
 "$prog" >"$work/stdout" 2>"$work/stderr" &
 pid=$!

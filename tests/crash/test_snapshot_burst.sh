@@ -2,15 +2,9 @@
 # A burst of 40 snapshots with no rate limit (tests/crash/reaper.c): the queue holds 4, so
 # some are refused with -PTREC_ERATE and counted as dropped; requested = written + dropped,
 # and exactly `written` dumps are on disk.
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
-: "${top_builddir:?}"
+. "$top_srcdir/tests/crash/snapshot_common.sh"
 prog="$top_builddir/tests/crash/reaper"
-work=$(mktemp -d "$top_builddir/tests/burst.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-export PTREC_DIR="$work"
-export ASAN_OPTIONS="detect_leaks=0"
-export PTREC_BACKEND=instrumented
+snapshot_setup burst
 export PTREC_SNAPSHOT_INTERVAL_MS=0
 export PTREC_SNAPSHOT_MAX=1000
 export PTREC_FLAGS=4 # PTREC_F_NO_REPORT: dumps only

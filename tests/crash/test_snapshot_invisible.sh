@@ -4,17 +4,11 @@
 # reaps one pid with waitpid(-1), both for the child it forked itself; its signal mask,
 # SIGCHLD disposition and descriptors are unchanged; and the report process (seen through a
 # PTREC_TOOL wrapper that lists its descriptors) inherits none of the server's (fds 5, 57).
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
-: "${top_builddir:?}" "${PTREC_TOOL:?}"
+. "$top_srcdir/tests/crash/snapshot_common.sh"
+: "${PTREC_TOOL:?}"
 prog="$top_builddir/tests/crash/reaper"
-work=$(mktemp -d "$top_builddir/tests/reap.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-export PTREC_DIR="$work"
-export ASAN_OPTIONS="detect_leaks=0"
-export PTREC_BACKEND=instrumented
+snapshot_setup reap
 export PTREC_SNAPSHOT_INTERVAL_MS=0
-unset PTREC_FLAGS PTREC_SNAPSHOT_MAX
 mkdir "$work/fds"
 cat >"$work/tool" <<END
 #!/bin/sh

@@ -2,15 +2,10 @@
 # A snapshot's report runs in processes that share the application's memory and never copy it
 # (tests/crash/reaper.c untouched): after the report, writing 4096 pages the application wrote
 # before costs it no copy-on-write faults.  The report itself is written.
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
-: "${top_builddir:?}" "${PTREC_TOOL:?}"
+. "$top_srcdir/tests/crash/snapshot_common.sh"
+: "${PTREC_TOOL:?}"
 prog="$top_builddir/tests/crash/reaper"
-work=$(mktemp -d "$top_builddir/tests/untouched.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-export PTREC_DIR="$work"
-export ASAN_OPTIONS="detect_leaks=0"
-export PTREC_BACKEND=instrumented
+snapshot_setup untouched
 "$prog" untouched >"$work/stdout" 2>"$work/stderr"
 st=$?
 cat "$work/stderr" "$work/stdout"

@@ -5,17 +5,11 @@
 # span), with the watch's name, duration and budget in the header and the calling thread
 # labelled as the watch's, not [crashed]; a concurrent watch on a worker thread gets its own
 # dump of that thread alone; under-budget and rate-limited spans leave nothing.
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
-: "${top_builddir:?}" "${PTREC_TOOL:?}"
+. "$top_srcdir/tests/crash/snapshot_common.sh"
+: "${PTREC_TOOL:?}"
 prog="$top_builddir/tests/crash/watcher"
-work=$(mktemp -d "$top_builddir/tests/watch.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-export PTREC_DIR="$work"
-export ASAN_OPTIONS="detect_leaks=0"
-export PTREC_BACKEND=instrumented
+snapshot_setup watch
 export PTREC_SNAPSHOT_INTERVAL_MS=60000
-unset PTREC_FLAGS PTREC_SNAPSHOT_MAX
 
 "$prog" >"$work/stdout" 2>"$work/stderr" &
 pid=$!
