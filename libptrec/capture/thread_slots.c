@@ -13,6 +13,7 @@ static struct ptrec_thread slots[PTREC_MAX_THREADS];
 static __thread struct ptrec_thread *self_slot __attribute__((tls_model("initial-exec")));
 
 _Atomic int ptrec_crash_in_progress;
+_Atomic int ptrec_crash_holding;
 
 pid_t ptrec_gettid(void)
 {

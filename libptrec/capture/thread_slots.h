@@ -23,6 +23,9 @@ enum ptrec_slot_state {
 	PTREC_SLOT_OPENING,     /* claimed by a thread that is attaching */
 	PTREC_SLOT_ACTIVE,      /* attached: the crash path and snapshots may read it */
 	PTREC_SLOT_CLOSING,     /* detaching: readers skip it */
+	PTREC_SLOT_EXITED,      /* its thread exited while a crash signal held the ring pinned:
+	                           the ring stays mapped; a later attach reclaims the slot once
+	                           nothing pins it */
 };
 
 /* One attached thread.  Slots live in a static array so the crash path can walk them without
@@ -62,6 +65,11 @@ void ptrec_slot_unpin(struct ptrec_thread *t);
 
 /* Set once a crash dump starts: detaching threads stop freeing rings.  ASYNC-SIGNAL-SAFE. */
 extern _Atomic int ptrec_crash_in_progress;
+
+/* Nonzero while a crash signal is being handled with every ring pinned (the application's
+ * own handler runs; it may be joining the threads it owns, as Redis's does): an exiting
+ * thread must not wait for the pins to drop, it leaves its slot EXITED.  ASYNC-SIGNAL-SAFE. */
+extern _Atomic int ptrec_crash_holding;
 
 /* Returns the kernel thread id of the caller.  ASYNC-SIGNAL-SAFE. */
 pid_t ptrec_gettid(void);

@@ -157,6 +157,7 @@ void ptrec_crash_reset_after_fork(void)
 	atomic_store(&ptrec_crash_owner, 0);
 	atomic_store(&ptrec_crash_done, 0);
 	atomic_store(&ptrec_crash_in_progress, 0);
+	atomic_store(&ptrec_crash_holding, 0);
 }
 
 PTREC_API int ptrec_crash_dump(int signo, siginfo_t *info, void *ucontext)
@@ -195,6 +196,7 @@ static void episode_start(int signo, const siginfo_t *info, const ucontext_t *uc
 	stack_t ss;
 
 	ptrec_hooks_stop();
+	atomic_store(&ptrec_crash_holding, 1);
 	episode.n = ptrec_freeze_all(episode_list);
 	vault_save(signo, info, uc);
 	episode.depth = 0;
@@ -218,6 +220,7 @@ static void episode_end(void)
 		}
 		ptrec_hooks_resume();
 	}
+	atomic_store(&ptrec_crash_holding, 0);
 	episode.n = 0;
 	episode.depth = 0;
 	episode.refault = 0;

@@ -183,6 +183,24 @@ int ptrec_registry_init(void)
 	return registry_ok ? 0 : -PTREC_ENOMEM;
 }
 
+/* Claims slot t, EXITED, once nothing pins it and no crash dump is being written: the dead
+ * thread's ring is closed.  Returns 1 with t OPENING, else 0 with t left as it was.  The state
+ * is claimed before the pins are read, and readers pin before they read the state, so a
+ * reader either sees the claim or is seen. */
+static int slot_reclaim(struct ptrec_thread *t)
+{
+	int expect = PTREC_SLOT_EXITED;
+
+	if (!atomic_compare_exchange_strong(&t->state, &expect, PTREC_SLOT_OPENING))
+		return 0;
+	if (atomic_load(&t->pins) > 0 || atomic_load(&ptrec_crash_in_progress)) {
+		atomic_store(&t->state, PTREC_SLOT_EXITED);
+		return 0;
+	}
+	ring_close(t);
+	return 1;
+}
+
 PTREC_API int ptrec_thread_attach(void)
 {
 	struct ptrec_thread *t = NULL;
@@ -193,7 +211,8 @@ PTREC_API int ptrec_thread_attach(void)
 		return 0;
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
 		int expect = PTREC_SLOT_FREE;
-		if (atomic_compare_exchange_strong(&ptrec_slot_at(i)->state, &expect, PTREC_SLOT_OPENING)) {
+		if (atomic_compare_exchange_strong(&ptrec_slot_at(i)->state, &expect, PTREC_SLOT_OPENING) ||
+		    (expect == PTREC_SLOT_EXITED && slot_reclaim(ptrec_slot_at(i)))) {
 			t = ptrec_slot_at(i);
 			break;
 		}
@@ -217,22 +236,39 @@ PTREC_API int ptrec_thread_attach(void)
 	return 0;
 }
 
+/* Takes slot t's thread off the attached (or untraced) count. */
+static void slot_uncount(struct ptrec_thread *t)
+{
+	if (t->flags & PTREC_THREAD_UNTRACED)
+		atomic_fetch_sub(&ptrec_rec.threads_untraced, 1);
+	else
+		atomic_fetch_sub(&ptrec_rec.threads_attached, 1);
+}
+
 /* Releases slot t (which must be in CLOSING state) once no reader pins it.  During a crash
- * nothing is freed: the dump may still be reading. */
+ * nothing is freed: the dump may still be reading.  While a crash signal is being handled the
+ * pins stay until the application's handler returns, and that handler may be waiting for this
+ * very thread to end (pthread_join): the exiting thread leaves its ring as it is and its slot
+ * EXITED instead of waiting. */
 static void slot_release(struct ptrec_thread *t, int own_thread)
 {
 	while (atomic_load(&t->pins) > 0) {
 		if (atomic_load(&ptrec_crash_in_progress))
 			return;
+		if (atomic_load(&ptrec_crash_holding)) {
+			if (!own_thread)
+				return; /* a running thread's ring (ptrec_shutdown): leave it CLOSING */
+			slot_uncount(t);
+			altstack_remove(t);
+			atomic_store(&t->state, PTREC_SLOT_EXITED);
+			return;
+		}
 		struct timespec ts = {0, 200000};
 		nanosleep(&ts, NULL);
 	}
 	if (atomic_load(&ptrec_crash_in_progress))
 		return;
-	if (t->flags & PTREC_THREAD_UNTRACED)
-		atomic_fetch_sub(&ptrec_rec.threads_untraced, 1);
-	else
-		atomic_fetch_sub(&ptrec_rec.threads_attached, 1);
+	slot_uncount(t);
 	if (own_thread || !t->ops || t->ops->id != PTREC_BACKEND_INSTRUMENTED)
 		ring_close(t);
 	else if (t->ops) {

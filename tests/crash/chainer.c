@@ -10,6 +10,10 @@
  *                   SA_RESETHAND; the handler logs, resets all to SIG_DFL, kill(getpid(), sig)
  *   memtest         the same, and the handler first runs a preserving memory test over every
  *                   anonymous writable mapping with a 1 MiB buffer on its stack
+ *   kill_threads    the same as redis, but the handler first cancels and joins a worker
+ *                   thread blocked in pause(), as Redis 7's killThreads() does before its
+ *                   memory test (the worker's exit runs libptrec's thread-exit destructor
+ *                   while the crashing thread waits for it)
  *   resethand       SA_RESETHAND handler that logs and returns: the fault repeats and kills
  *   abort           the SIGSEGV handler calls abort()
  *   exit, _exit     the SIGSEGV handler calls exit(3) / _exit(5)
@@ -18,6 +22,10 @@
  *   before_init     the handler is installed before ptrec_init
  *   guard_page      a guard-page handler maps the page and resumes, 1000 times; then a real
  *                   crash, which the handler does not own: it resets to SIG_DFL and returns
+ *   guard_join      guard_page's handler, which first cancels and joins a worker thread,
+ *                   1100 times with a fresh worker each time (more than libptrec's 1024
+ *                   thread slots); then ptrec_status must count one attached thread and
+ *                   none untraced, and the real crash follows
  *   in_handler      the SIGSEGV handler itself faults (at another address)
  *   assert_path     handlers installed; an assertion resets them to SIG_DFL and abort()s
  *   transparency    no crash: what sigaction()/signal() read back for the crash signals is
@@ -96,7 +104,10 @@ static void set_all(void (*h)(int, siginfo_t *, void *), int flags)
 
 /* ---- Redis: log, reset, re-raise; optionally a memory test first --------------------------- */
 
-static int run_memtest;
+static int run_memtest, kill_threads;
+static pthread_t worker;
+static void *bio_worker(void *arg);
+static void start_worker(void);
 
 /* One anonymous writable mapping, as listed in /proc/self/maps. */
 struct region { uintptr_t start, end; };
@@ -172,6 +183,11 @@ static void redis_handler(int sig, siginfo_t *info, void *uc)
 	snprintf(line, sizeof(line), "chainer: === CRASH REPORT: signal %d at %p ===\n", sig,
 	         info->si_addr);
 	say(line);
+	if (kill_threads) {
+		pthread_cancel(worker);
+		pthread_join(worker, NULL);
+		say("chainer: threads killed\n");
+	}
 	if (run_memtest) {
 		use_stack_mib();
 		size_t words = memtest_anonymous();
@@ -187,6 +203,32 @@ __attribute__((noinline)) static void crash_redis(void)
 {
 	set_all(redis_handler, SA_NODEFER | SA_RESETHAND);
 	crash_write_wild();
+}
+
+static void *bio_worker(void *arg)
+{
+	*(volatile int *)arg = 1;
+	for (;;)
+		pause(); /* a cancellation point, like Redis's bio threads' condition wait */
+	return NULL;
+}
+
+/* Starts `worker` and waits until it runs (attached to libptrec by then). */
+static void start_worker(void)
+{
+	static volatile int started;
+	started = 0;
+	if (pthread_create(&worker, NULL, bio_worker, (void *)&started) != 0)
+		exit(99);
+	while (!started)
+		usleep(100);
+}
+
+__attribute__((noinline)) static void crash_kill_threads(void)
+{
+	kill_threads = 1;
+	start_worker();
+	crash_redis();
 }
 
 /* ---- a handler that returns after SA_RESETHAND --------------------------------------------- */
@@ -277,6 +319,10 @@ static void guard_handler(int sig, siginfo_t *info, void *uc)
 	(void)uc;
 	if (a >= guard && a < guard + page_size) {
 		guard_faults++;
+		if (kill_threads) {
+			pthread_cancel(worker);
+			pthread_join(worker, NULL);
+		}
 		mprotect(guard, (size_t)page_size, PROT_READ | PROT_WRITE);
 		return; /* the access is retried and succeeds */
 	}
@@ -311,6 +357,31 @@ __attribute__((noinline)) static void crash_guard_page(void)
 		touch_guard(i);
 	}
 	snprintf(line, sizeof(line), "chainer: %d guard faults handled\n", guard_faults);
+	say(line);
+	crash_after_guards();
+}
+
+/* Handled faults whose handler joins a thread: every joined thread's slot is reused. */
+__attribute__((noinline)) static void crash_guard_join(void)
+{
+	struct ptrec_status st = {.struct_size = sizeof(st)};
+	char line[120];
+
+	page_size = sysconf(_SC_PAGESIZE);
+	guard = mmap(NULL, (size_t)page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED)
+		exit(99);
+	install(SIGSEGV, guard_handler, SA_SIGINFO);
+	kill_threads = 1;
+	for (int i = 0; i < 1100; i++) {
+		start_worker();
+		mprotect(guard, (size_t)page_size, PROT_NONE);
+		touch_guard(i);
+	}
+	kill_threads = 0;
+	ptrec_status(&st);
+	snprintf(line, sizeof(line), "chainer: %d guard faults joined a thread: %u attached, %u untraced\n",
+	         guard_faults, st.threads_attached, st.threads_untraced);
 	say(line);
 	crash_after_guards();
 }
@@ -455,6 +526,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 {
 	if (!strcmp(c, "redis")) crash_redis();
 	else if (!strcmp(c, "memtest")) { run_memtest = 1; crash_redis(); }
+	else if (!strcmp(c, "kill_threads")) crash_kill_threads();
 	else if (!strcmp(c, "resethand")) crash_resethand();
 	else if (!strcmp(c, "abort")) crash_with(abort_handler);
 	else if (!strcmp(c, "exit")) crash_with(exit_handler);
@@ -463,6 +535,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "thread")) crash_from_thread();
 	else if (!strcmp(c, "before_init")) crash_write_wild();
 	else if (!strcmp(c, "guard_page")) crash_guard_page();
+	else if (!strcmp(c, "guard_join")) crash_guard_join();
 	else if (!strcmp(c, "in_handler")) crash_with(faulty_handler);
 	else if (!strcmp(c, "assert_path")) crash_assert_path();
 	else if (!strcmp(c, "transparency")) exit(transparency());

@@ -64,8 +64,14 @@ crash_run() {
 	want=${5:-$((128 + signo))}
 	(cd "$work" && exec "$crasher" "$case") >"$work/stdout" 2>"$work/stderr" &
 	pid=$!
+	# A crash that hangs the process fails the test instead of hanging it.
+	(trap 'kill $s 2>/dev/null; exit 0' TERM; sleep "${CRASH_HANG_S:-120}" & s=$!
+	 wait $s && kill -KILL $pid && echo hung >"$work/hung") >/dev/null 2>&1 </dev/null &
+	dog=$!
 	wait $pid
 	status=$?
+	kill $dog 2>/dev/null
+	[ ! -e "$work/hung" ] || { cat "$work/stderr"; fail "crasher $case hung: killed after ${CRASH_HANG_S:-120} s"; }
 	echo "--- stderr of crasher $case (pid $pid, status $status)"; cat "$work/stderr"
 	if [ "$status" -eq 77 ]; then echo "SKIP: this machine cannot produce the $case crash"; exit 77; fi
 	[ "$status" -eq "$want" ] || fail "exit status $status, expected $want"
