@@ -17,6 +17,9 @@
  *   resethand       SA_RESETHAND handler that logs and returns: the fault repeats and kills
  *   abort           the SIGSEGV handler calls abort()
  *   exit, _exit     the SIGSEGV handler calls exit(3) / _exit(5)
+ *   fork_exec       the SIGSEGV handler forks a child that execs /bin/sh to log (servers
+ *                   that start a debugger or a log shipper from their crash handler), waits
+ *                   for it with waitpid, resets to SIG_DFL and returns
  *   signal          signal(SIGFPE, h); h logs, signal(sig, SIG_DFL), raise(sig)
  *   thread          another thread installs the SIGSEGV handler, then main crashes
  *   before_init     the handler is installed before ptrec_init
@@ -44,6 +47,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ptrec.h"
@@ -267,6 +271,25 @@ static void _exit_handler(int sig, siginfo_t *info, void *uc)
 	(void)sig, (void)info, (void)uc;
 	say("chainer: fatal error, _exit(5)\n");
 	_exit(5);
+}
+
+static void fork_exec_handler(int sig, siginfo_t *info, void *uc)
+{
+	char line[80];
+	int status = -1;
+	(void)info, (void)uc;
+	pid_t child = fork();
+	if (child == 0) {
+		execl("/bin/sh", "sh", "-c", "echo chainer: child of the handler ran >&2", (char *)NULL);
+		_exit(127);
+	}
+	if (child > 0)
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+	snprintf(line, sizeof(line), "chainer: the handler's child exited with %d\n",
+	         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	say(line);
+	signal(sig, SIG_DFL);
 }
 
 __attribute__((noinline)) static void crash_with(void (*h)(int, siginfo_t *, void *))
@@ -531,6 +554,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "abort")) crash_with(abort_handler);
 	else if (!strcmp(c, "exit")) crash_with(exit_handler);
 	else if (!strcmp(c, "_exit")) crash_with(_exit_handler);
+	else if (!strcmp(c, "fork_exec")) crash_with(fork_exec_handler);
 	else if (!strcmp(c, "signal")) crash_signal_fn();
 	else if (!strcmp(c, "thread")) crash_from_thread();
 	else if (!strcmp(c, "before_init")) crash_write_wild();
