@@ -208,6 +208,7 @@ struct ptrec_pt_flow {
 	uint8_t ptw_sought;         /* the oldest PTW has no IP: its PTWRITE was looked for */
 	uint64_t trig_anchor;       /* where a TRIG's ICNT counts from: the IP of the last IP
 	                               packet read, or where the last TRIG fired */
+	uint64_t trig_anchor_off;   /* offset of the packet that set trig_anchor */
 	struct { uint64_t ip, trbv, mult; } trig[TRIG_QUEUE]; /* TRIGs due at ip */
 	unsigned trig_head, trig_n;
 	struct aux_item aux[AUX_QUEUE]; /* auxiliary items to deliver, in order */
@@ -760,13 +761,19 @@ static unsigned peek_flow_pkt(const struct ptrec_pt_flow *f, size_t pos);
 static uint64_t straight_walk(const struct ptrec_pt_flow *f, uint64_t ip, unsigned mode,
                               unsigned n, int ptwrite);
 
-/* TRIG without IP: the trigger fired ICNT instructions after its anchor (the last IP packet
- * or the previous TRIG); it is due when the flow reaches the IP that many instructions on.
+/* TRIG without IP: the trigger fired ICNT instructions after its anchor (the last IP packet,
+ * the end of the last TNT's branches when one came after it, or the previous TRIG); it is due
+ * when the flow reaches the IP that many instructions on.
  * Without ICNT, while tracing is off, or when code that needs a packet lies in between, it is
  * delivered where it is read. */
 static void trig_add(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
 {
 	uint64_t ip = 0;
+	/* A TNT read after the anchor's packet reported later branches: with all its bits used
+	 * the flow is right after the last of them, and ICNT counts from there. */
+	if (f->state == ST_ENABLED && f->trig_anchor && !f->tnt_n &&
+	    f->tnt_off > f->trig_anchor_off)
+		f->trig_anchor = f->ip;
 	if ((pkt->sub & 0x10000u) && (pkt->sub & 0xffffu) <= STRAIGHT_MAX &&
 	    f->state == ST_ENABLED && f->trig_anchor && f->trig_n < TRIG_QUEUE)
 		ip = straight_walk(f, f->trig_anchor, f->mode, pkt->sub & 0xffffu, 0);
@@ -775,6 +782,7 @@ static void trig_add(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
 		return;
 	}
 	f->trig_anchor = ip;
+	f->trig_anchor_off = f->pos;
 	unsigned i = (f->trig_head + f->trig_n++) % TRIG_QUEUE;
 	f->trig[i].ip = ip;
 	f->trig[i].trbv = pkt->payload;
@@ -930,6 +938,7 @@ static int pkt_ip(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, ui
 	if (e < 0)
 		return -PTREC_EFORMAT;
 	f->trig_anchor = *ip;
+	f->trig_anchor_off = f->pos;
 	return 1;
 }
 
@@ -1348,7 +1357,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	f->ptw_head = f->ptw_n = 0;
 	f->ptw_fup = f->ptw_done = f->ptw_sought = 0;
 	f->trig_head = f->trig_n = 0;
-	f->trig_anchor = 0;
+	f->trig_anchor = f->trig_anchor_off = 0;
 	f->aux_head = f->aux_n = 0;
 	f->fup_held_n = f->br_held_n = 0;
 	f->spec = f->ovf_lost_ip = f->has_resume_ip = 0;
@@ -2337,6 +2346,7 @@ static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *
 	memset(&f->nx, 0, sizeof(f->nx));
 	f->last_ip = v;
 	f->trig_anchor = v; /* as pkt_ip */
+	f->trig_anchor_off = f->pos;
 	f->ctx = PT_CTX_NONE;
 	f->nx.kind = NX_TIP;
 	f->nx.has_ip = 1;

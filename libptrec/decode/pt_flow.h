@@ -65,7 +65,8 @@
  *   on to that packet: the flow goes on to the first instruction needing it (not reported),
  *   then ends the same way.  A FUP as the very last packet: the flow goes on to its IP.
  * - TRIG: with IP=1 it binds at its FUP's IP like MWAIT; else it fired ICNT instructions
- *   after the last IP packet (or the previous TRIG) and is delivered when the flow reaches the
+ *   after the last branch the packets report (a TIP's target, the branch that took the last
+ *   bit of a TNT read before it) or the previous TRIG, and is delivered when the flow reaches the
  *   instruction that many on (followed through straight-line code and direct JMP/CALL when the
  *   packet is read; otherwise, or without ICNT, where it is read); one the flow does not get
  *   to comes when tracing goes off or at an overflow.

@@ -173,7 +173,7 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 		break;
 	case PT_FLOW_AUX_TRIG: {
 		char t[32];
-		snprintf(t, sizeof(t), "trig %llx", p);
+		snprintf(t, sizeof(t), "trig %02llx%s", p, a ? ", mult" : "");
 		ev_line(out, t, "ip", run->aux_ip, show);
 		break;
 	}

@@ -1180,6 +1180,18 @@ static void test_trig_and_cr3(void)
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "7000 7001 [trig a1@7002] [trig a2@7002] 7002 7003 "
 	                         "[trig a3@7100] 7100 [disabled]");
+	/* ICNT counts from the last branch the packets report, a conditional branch (TNT bit)
+	 * as well as a TIP: the trigger comes ICNT instructions after the JNE that took the
+	 * TNT's last bit, not after the PSB+ FUP. */
+	start(&t, 0x1000);
+	tnt(&t, "t");
+	trig_icnt(&t, 0xa1, 1);
+	tnt(&t, "n");
+	trig_icnt(&t, 0xa2, 0);
+	fup(&t, 0x1009);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "1000 1002 1004 1007 1002 [trig a1@1004] 1004 1007 "
+	                         "[trig a2@1009] [disabled]");
 	/* One whose instruction the flow never gets to (tracing went off first) still comes,
 	 * when tracing goes off. */
 	start(&t, 0x7000);
