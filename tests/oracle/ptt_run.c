@@ -30,6 +30,8 @@
 struct opts {
 	int event_ip;       /* --event:ip */
 	int iflags;         /* --event:iflags */
+	int show_blocks;    /* --block:show-blocks: "[block]" where libipt's block decoder starts one */
+	int end_on_jump;    /* --block:end-on-jump: a direct JMP ends a block */
 	char cpu[16];       /* --cpu from the options ("" none) */
 	char unsupported[64];
 	unsigned nraw;      /* --raw NAME.bin:OFFSET:ADDR: more of the case's binary at ADDR */
@@ -46,6 +48,10 @@ static int parse_opts(const char *s, struct opts *o)
 			o->event_ip = 1;
 		} else if (!strcmp(t, "--event:iflags")) {
 			o->iflags = 1;
+		} else if (!strcmp(t, "--block:show-blocks")) {
+			o->show_blocks = 1;
+		} else if (!strcmp(t, "--block:end-on-jump")) {
+			o->end_on_jump = 1;
 		} else if (!strcmp(t, "--cpu")) {
 			char *v = strtok_r(NULL, " \t", &save);
 			snprintf(o->cpu, sizeof(o->cpu), "%s", v ? v : "");
@@ -239,8 +245,18 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 	}
 	struct ptrec_pt_flow_run run;
 	unsigned long steps = 0;
+	/* --block:show-blocks: libipt's block decoder ends a block at every branch that needs a
+	 * packet, at events, and at a direct JMP only with --block:end-on-jump (a direct CALL only
+	 * with end-on-call, which no comparable case uses) */
+	int block_open = 0;
 	while (ptrec_pt_flow_next_run(f, &run) > 0 && steps++ < 1000000) {
 		uint64_t ip = run.ip, last = 0;
+		if (o->show_blocks && run.ninsn && !block_open)
+			fprintf(out, "[block]\n");
+		block_open = run.ninsn || block_open;
+		if (run.aux || (run.ev.kind != PTREC_BR_CALL &&
+		                (run.ev.kind != PTREC_BR_JMP || o->end_on_jump)))
+			block_open = 0;
 		for (uint32_t i = 0; i < run.ninsn; i++) {
 			fprintf(out, "%s%016llx\n", (run.flags & PT_FLOW_RUN_SPECULATIVE) ? "? " : "",
 			        (unsigned long long)ip);
