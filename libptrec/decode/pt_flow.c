@@ -992,6 +992,7 @@ static int psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 			break;
 		case PT_PKT_OVF:
 			f->spec = f->in_tx;
+			ptrec_pt_time_update(&f->time, &pkt);
 			return 2;
 		case PT_PKT_PSB:
 		case PT_PKT_TNT:
@@ -1220,6 +1221,7 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.ip = 0;
 			f->fup_held_n = 0; /* their FUP was lost */
 			nx_time(f);
+			ptrec_pt_time_update(&f->time, &pkt);
 			if (!ovf_fup_follows(f))
 				return; /* what follows OVF comes after the overflow */
 			/* What follows says where execution resumes. */

@@ -8,8 +8,9 @@
 #include "decode/pt_packet.h"
 #include "decode/pt_time.h"
 
-/* Cycles needed before a cycle calibration is trusted (the edges of an interval are off by the
- * cycles between a CYC and the next TSC/MTC, a few per interval). */
+/* Cycles needed before a cycle calibration replaces an earlier one (the edges of an interval
+ * are off by the cycles between a CYC and the next TSC/MTC, a few per interval); the first
+ * takes any interval with cycles: a rough ratio beats none. */
 #define CYC_CAL_MIN 1024u
 
 /* Largest advance (TSC ticks) one packet may cause: a corrupt payload must not wrap time. */
@@ -58,7 +59,8 @@ int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_
 	       a->mtc_last == b->mtc_last && a->cyc_ref_valid == b->cyc_ref_valid &&
 	       a->cyc_ref == b->cyc_ref && a->cyc_frac == b->cyc_frac &&
 	       a->cfg.ctc_den == b->cfg.ctc_den && a->cfg.ctc_num == b->cfg.ctc_num &&
-	       a->cfg.mtc_freq == b->cfg.mtc_freq && a->cfg.nominal_ratio == b->cfg.nominal_ratio;
+	       a->cfg.mtc_freq == b->cfg.mtc_freq && a->cfg.nominal_ratio == b->cfg.nominal_ratio &&
+	       a->cfg.keep_cal_on_ovf == b->cfg.keep_cal_on_ovf;
 }
 
 /* n ticks times per, saturated at MAX_STEP. */
@@ -108,9 +110,11 @@ static double tsc_per_cyc_use(struct ptrec_pt_time *t)
  * calibration point, and the reported time unless an estimate is already past it. */
 static void exact_time(struct ptrec_pt_time *t, uint64_t v, int is_tsc)
 {
-	if (t->cal_cyc_valid && t->cal_cyc >= CYC_CAL_MIN && v > t->cal_tsc)
+	int cal = t->cal_cyc_valid && t->cal_cyc && v > t->cal_tsc &&
+	          (t->cal_cyc >= CYC_CAL_MIN || !(t->tsc_per_cyc > 0));
+	if (cal)
 		t->tsc_per_cyc = (double)(v - t->cal_tsc) / (double)t->cal_cyc;
-	if (!t->cal_cyc_valid || t->cal_cyc >= CYC_CAL_MIN || v < t->cal_tsc) {
+	if (!t->cal_cyc_valid || cal || t->cal_cyc >= CYC_CAL_MIN || v < t->cal_tsc) {
 		t->cal_tsc = v;
 		t->cal_cyc = 0;
 		t->cal_cyc_valid = 1;
@@ -234,6 +238,13 @@ void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet 
 		break;
 	case PT_PKT_CBR:
 		t->cbr = (uint32_t)pkt->payload;
+		break;
+	case PT_PKT_OVF:
+		if (!t->cfg.keep_cal_on_ovf) { /* a CBR may have been lost with the packets */
+			t->cbr = 0;
+			t->tsc_per_cyc = 0;
+			t->cal_cyc_valid = 0;
+		}
 		break;
 	default:
 		break;

@@ -14,6 +14,11 @@
  *   first CYC after a TSC or MTC also holds cycles from before it.  A CYC's time is therefore
  *   the previous CYC's time plus cycles * (max non-turbo ratio / CBR) TSC ticks, never before
  *   the last TSC/MTC.  Without those ratios cycles are calibrated against TSC/MTC times.
+ * - OVF: packets were lost, not time: TSC and CTC keep counting (MTC deltas assume fewer
+ *   than 256 lost MTCs, as everywhere) and "the cycle counter counts during overflows" (its
+ *   next CYC holds the overflow's cycles).  But a CBR is sent after a frequency change, not
+ *   again after the OVF, so one may have been lost: the cycle ratio (CBR and calibration) is
+ *   not known again until the next CBR or calibration, unless cfg.keep_cal_on_ovf.
  * - Reported time never goes back while the time is known: an estimate that ran ahead of a
  *   later exact value holds still until the exact clock catches up (a TSC more than
  *   PT_TIME_SLIP ticks behind is taken as it is: a new run, or a lost stretch of trace).
@@ -37,6 +42,8 @@ struct ptrec_pt_time_config {
 	uint32_t ctc_num;       /* CPUID.15H:EBX, TSC/crystal ratio numerator */
 	uint8_t mtc_freq;       /* IA32_RTIT_CTL.MTCFreq (perf mtc_period), 0..15, taken as given */
 	uint8_t nominal_ratio;  /* max non-turbo ratio (MSR_PLATFORM_INFO[15:8]): TSC = ratio*100MHz */
+	uint8_t keep_cal_on_ovf; /* the core clock did not change while an overflow lost packets:
+	                            keep the cycle ratio across OVF (see OVF above) */
 };
 
 /* Timing state. */
@@ -82,7 +89,8 @@ void ptrec_pt_time_psb(struct ptrec_pt_time *t);
  * calibration is left out: it is covered by calib_dep). */
 int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_time *b);
 
-/* Applies a timing packet (TSC, TMA, MTC, CYC, CBR); other packet types are ignored. */
+/* Applies a timing packet (TSC, TMA, MTC, CYC, CBR) or an OVF; other packet types are
+ * ignored. */
 void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt);
 
 /* Returns the PTREC_BRF_HAS_TIME / PTREC_BRF_CYCLE flags for the current time and stores the

@@ -32,6 +32,10 @@ struct opts {
 	int iflags;         /* --event:iflags */
 	int show_blocks;    /* --block:show-blocks: "[block]" where libipt's block decoder starts one */
 	int end_on_jump;    /* --block:end-on-jump: a direct JMP ends a block */
+	int tick;           /* --event:tick: "[TIME  tick]" after a branch whose packet moved time */
+	int time;           /* --event:time: events carry their time */
+	struct ptrec_pt_time_config clk; /* --nom-freq, --mtc-freq, --cpuid-0x15.eax/ebx,
+	                                    --insn:keep-tcal-on-ovf */
 	char cpu[16];       /* --cpu from the options ("" none) */
 	char unsupported[64];
 	unsigned nraw;      /* --raw NAME.bin:OFFSET:ADDR: more of the case's binary at ADDR */
@@ -52,6 +56,25 @@ static int parse_opts(const char *s, struct opts *o)
 			o->show_blocks = 1;
 		} else if (!strcmp(t, "--block:end-on-jump")) {
 			o->end_on_jump = 1;
+		} else if (!strcmp(t, "--event:tick")) {
+			o->tick = 1;
+		} else if (!strcmp(t, "--event:time")) {
+			o->time = 1;
+		} else if (!strcmp(t, "--insn:keep-tcal-on-ovf") ||
+		           !strcmp(t, "--block:keep-tcal-on-ovf")) {
+			o->clk.keep_cal_on_ovf = 1;
+		} else if (!strcmp(t, "--nom-freq") || !strcmp(t, "--mtc-freq") ||
+		           !strcmp(t, "--cpuid-0x15.eax") || !strcmp(t, "--cpuid-0x15.ebx")) {
+			char *v = strtok_r(NULL, " \t", &save);
+			unsigned long n = v ? strtoul(v, NULL, 0) : 0;
+			if (t[2] == 'n')
+				o->clk.nominal_ratio = (uint8_t)n;
+			else if (t[2] == 'm')
+				o->clk.mtc_freq = (uint8_t)n;
+			else if (strstr(t, "eax"))
+				o->clk.ctc_den = (uint32_t)n;
+			else
+				o->clk.ctc_num = (uint32_t)n;
 		} else if (!strcmp(t, "--cpu")) {
 			char *v = strtok_r(NULL, " \t", &save);
 			snprintf(o->cpu, sizeof(o->cpu), "%s", v ? v : "");
@@ -107,10 +130,16 @@ static const char *err_text(int code)
 	}
 }
 
-/* Prints "[text]" or, with show, "[text, key: IP]". */
+/* The time of the branch event being printed (--event:time), 0: none. */
+static uint64_t ev_time;
+
+/* Prints "[text]" or, with show, "[text, key: IP]"; "[TIME  text...]" when ev_time is set. */
 static void ev_line(FILE *out, const char *text, const char *key, uint64_t ip, int show)
 {
-	fprintf(out, "[%s", text);
+	fprintf(out, "[");
+	if (ev_time)
+		fprintf(out, "%016llx  ", (unsigned long long)ev_time);
+	fprintf(out, "%s", text);
 	if (show)
 		fprintf(out, ", %s: %016llx", key, (unsigned long long)ip);
 	fprintf(out, "]\n");
@@ -238,6 +267,7 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 	cfg.len = c->pt.len;
 	cfg.image = img;
 	cfg.errata = errata;
+	cfg.time = o->clk;
 	struct ptrec_pt_flow *f = cfg.len ? ptrec_pt_flow_new(&cfg) : NULL;
 	if (!f) {
 		ptrec_pt_img_free(img);
@@ -249,8 +279,10 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 	 * packet, at events, and at a direct JMP only with --block:end-on-jump (a direct CALL only
 	 * with end-on-call, which no comparable case uses) */
 	int block_open = 0;
+	uint64_t shown = 0; /* the last time printed (--event:tick) */
 	while (ptrec_pt_flow_next_run(f, &run) > 0 && steps++ < 1000000) {
 		uint64_t ip = run.ip, last = 0;
+		ev_time = 0;
 		if (o->show_blocks && run.ninsn && !block_open)
 			fprintf(out, "[block]\n");
 		block_open = run.ninsn || block_open;
@@ -268,6 +300,21 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 			continue;
 		}
 		const struct ptrec_branch ev = run.ev;
+		uint64_t t = (ev.flags & PTREC_BRF_HAS_TIME) ? ev.timestamp : 0;
+		/* ptxed's tick: after a branch that took a packet (a TNT bit, a TIP) when the time
+		 * moved since the last time it printed */
+		if (o->tick && t && t != shown &&
+		    (ev.kind == PTREC_BR_JCC || ev.kind == PTREC_BR_RET || ev.kind == PTREC_BR_IND_JMP ||
+		     ev.kind == PTREC_BR_IND_CALL || ev.kind == PTREC_BR_FAR)) {
+			fprintf(out, "[%016llx  tick]\n", (unsigned long long)t);
+			shown = t;
+		}
+		if (o->time && t && ev.kind != PTREC_BR_JCC && ev.kind != PTREC_BR_RET &&
+		    ev.kind != PTREC_BR_IND_JMP && ev.kind != PTREC_BR_IND_CALL &&
+		    ev.kind != PTREC_BR_FAR && ev.kind != PTREC_BR_JMP && ev.kind != PTREC_BR_CALL) {
+			ev_time = t;
+			shown = t;
+		}
 		switch (ev.kind) {
 		case PTREC_BR_ENABLE:
 			ev_line(out, (run.flags & PT_FLOW_RUN_RESUMED) ? "resumed" : "enabled", "ip", ev.to,

@@ -121,6 +121,8 @@ static void ptw4(struct tb *t, uint32_t v, int ipbit)
 }
 
 static void tsc(struct tb *t, uint64_t v) { put(t, 0x19); put_le(t, v, 7); }
+/* CYC with fewer than 32 cycles (one byte). */
+static void cyc(struct tb *t, unsigned n) { put(t, (n << 3) | 0x3); }
 
 /* Power and trigger packets (payloads zero), PIP (CR3). */
 static void exstop(struct tb *t, int ipbit) { put(t, 0x02); put(t, ipbit ? 0xe2 : 0x62); }
@@ -780,6 +782,33 @@ static void test_timing(void)
 	CHECK_EQ_U64(run.ev.flags & PTREC_BRF_HAS_TIME, PTREC_BRF_HAS_TIME);
 	CHECK_EQ_U64(run.ev.timestamp, 0x4242);
 	ptrec_pt_flow_free(f);
+
+	/* "The cycle counter counts during overflows": the OVERFLOW keeps the time; but the CBR
+	 * that a frequency change sends may have been lost, so after the OVF a CYC moves time
+	 * only once a CBR gives the ratio again (or the caller says it did not change). */
+	start(&t, 0x7000);
+	tsc(&t, 0xa000);
+	cbr(&t, 2); /* nominal ratio 4: 2 TSC ticks per cycle */
+	cyc(&t, 4);
+	ovf(&t);
+	fup(&t, 0x7000);
+	cyc(&t, 4);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	for (int keep = 0; keep < 2; keep++) {
+		struct ptrec_pt_flow_config oc = {t.b, t.n, image, 0, {0, 0, 0, 4, (uint8_t)keep}};
+		f = ptrec_pt_flow_new(&oc);
+		uint64_t at_ovf = 0, at_pgd = 0;
+		for (int guard = 0; ptrec_pt_flow_next_run(f, &run) == 1 && guard < 100; guard++) {
+			if (run.ev.kind == PTREC_BR_OVERFLOW)
+				at_ovf = run.ev.timestamp;
+			if (run.ev.kind == PTREC_BR_DISABLE)
+				at_pgd = run.ev.timestamp;
+		}
+		CHECK_EQ_U64(at_ovf, 0xa008);
+		CHECK_EQ_U64(at_pgd, keep ? 0xa010 : 0xa008);
+		ptrec_pt_flow_free(f);
+	}
 }
 
 static void test_last_n(void)

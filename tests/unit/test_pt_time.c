@@ -124,11 +124,61 @@ static void test_calibration(void)
 	pkt(&t, PT_PKT_TMA, 100, 0); /* 100 CTC ticks in 200 TSC ticks */
 	pkt(&t, PT_PKT_MTC, 110, 0);
 	CHECK_EQ_U64(now(&t), 1220);
+	/* The first calibration took the 100 cycles in 200 ticks before TSC 1200: 2 per cycle;
+	 * from the MTC at 1220 the CYCs run ahead of the next TSC, whose time is then held. */
 	for (int i = 0; i < 11; i++)
 		pkt(&t, PT_PKT_CYC, 100, 0); /* 1100 cycles ... */
+	CHECK_EQ_U64(now(&t), 1220 + 2200);
 	pkt(&t, PT_PKT_TSC, 1200 + 2 * 1100, 0); /* ... in 2200 ticks: 2 ticks per cycle */
 	pkt(&t, PT_PKT_CYC, 7, 0);
-	CHECK_EQ_U64(now(&t), 1200 + 2200 + 14);
+	CHECK_EQ_U64(now(&t), 1220 + 2200); /* 3400 + 14 is behind: held */
+	pkt(&t, PT_PKT_CYC, 10, 0);
+	CHECK_EQ_U64(now(&t), 1200 + 2200 + 14 + 20);
+}
+
+/* "The cycle counter counts during overflows": an OVF loses packets, not time, so MTC and CYC
+ * go on from where they were.  But "a CBR is sent after any frequency change", not again after
+ * the OVF: the cycle ratio is not known after it until the next CBR or calibration, unless the
+ * caller knows the clock did not change (keep_cal_on_ovf). */
+static void test_overflow(void)
+{
+	for (int keep = 0; keep < 2; keep++) {
+		struct ptrec_pt_time t;
+		struct ptrec_pt_time_config cfg = {1, 4, 4, 0, (uint8_t)keep}; /* TSC = 4 x CTC */
+		ptrec_pt_time_init(&t, &cfg);
+		pkt(&t, PT_PKT_TSC, 0x1000, 0);
+		pkt(&t, PT_PKT_TMA, 0x10, 0x40);  /* CTC tick 0x10 began at TSC 0xfc0 */
+		pkt(&t, PT_PKT_MTC, 2, 0);        /* CTC 0x20: 0xfc0 + 0x10 * 4 */
+		CHECK_EQ_U64(now(&t), 0x1000);
+		pkt(&t, PT_PKT_CYC, 0x100, 0);    /* no ratio yet: no time */
+		CHECK_EQ_U64(now(&t), 0x1000);
+		/* the first calibration takes what there is: 0x100 cycles in 0x40 ticks */
+		pkt(&t, PT_PKT_MTC, 3, 0);
+		CHECK_EQ_U64(now(&t), 0x1040);
+		pkt(&t, PT_PKT_CYC, 0x80, 0);
+		CHECK_EQ_U64(now(&t), 0x1060);
+		pkt(&t, PT_PKT_OVF, 0, 0);
+		CHECK_EQ_U64(now(&t), 0x1060); /* the time goes on */
+		pkt(&t, PT_PKT_CYC, 0x80, 0);
+		CHECK_EQ_U64(now(&t), keep ? 0x1080 : 0x1060);
+		pkt(&t, PT_PKT_MTC, 4, 0);     /* CTC 0x40 */
+		CHECK_EQ_U64(now(&t), 0x1080);
+	}
+	/* The same with the ratio from CBR: after the OVF only a new CBR gives it again. */
+	struct ptrec_pt_time t;
+	struct ptrec_pt_time_config cfg = {0, 0, 0, 4, 0}; /* nominal ratio 4 */
+	ptrec_pt_time_init(&t, &cfg);
+	pkt(&t, PT_PKT_TSC, 0xa000, 0);
+	pkt(&t, PT_PKT_CBR, 2, 0); /* 2 TSC ticks per cycle */
+	pkt(&t, PT_PKT_CYC, 4, 0);
+	CHECK_EQ_U64(now(&t), 0xa008);
+	pkt(&t, PT_PKT_OVF, 0, 0);
+	pkt(&t, PT_PKT_CYC, 4, 0);
+	CHECK_EQ_U64(now(&t), 0xa008);
+	pkt(&t, PT_PKT_CBR, 2, 0);
+	pkt(&t, PT_PKT_TSC, 0xa100, 0);
+	pkt(&t, PT_PKT_CYC, 4, 0);
+	CHECK_EQ_U64(now(&t), 0xa108);
 }
 
 int main(void)
@@ -138,5 +188,6 @@ int main(void)
 	test_cyc();
 	test_monotonic();
 	test_calibration();
+	test_overflow();
 	return check_done();
 }
