@@ -219,6 +219,9 @@ struct ptrec_pt_flow {
 	struct aux_item br_held[AUX_HELD];  /* PIP, VMCS while tracing: bound to the next branch
 	                                        that changes context (far, async, disable) */
 	unsigned br_held_n;
+	uint8_t pgd_split;          /* a disable at the branch pgd_at (fall after it) comes next,
+	                               after the PIP/VMCS bound to that branch */
+	uint64_t pgd_at, pgd_fall;
 	uint8_t ovf_lost_ip;        /* SKD010: an OVF without FUP; the next PSB+ resumes */
 	uint8_t has_resume_ip;      /* tracing was last disabled asynchronously, at resume_ip */
 	uint64_t resume_ip;         /* the IP an asynchronous disable stopped at */
@@ -1362,7 +1365,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	f->trig_anchor = f->trig_anchor_off = 0;
 	f->aux_head = f->aux_n = 0;
 	f->fup_held_n = f->br_held_n = 0;
-	f->spec = f->ovf_lost_ip = f->has_resume_ip = 0;
+	f->spec = f->ovf_lost_ip = f->has_resume_ip = f->pgd_split = 0;
 	f->no_progress = 0;
 	f->cur_blk = -1;
 	f->hot = 0;
@@ -1650,6 +1653,20 @@ static int disable_at_branch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *
                              uint64_t fall)
 {
 	struct nx *nx = &f->nx;
+	/* SDM, PIP and VMCS: without a FUP before them they bind to the far branch (VMLAUNCH,
+	 * VMRESUME, ...) found in the code and apply from it on, so they come right after that
+	 * instruction, before the TIP.PGD that ends the compound packet event (with a FUP they
+	 * apply at the TIP.PGD's IP: after the DISABLE, release_br_held(f, 1)). */
+	if (f->br_held_n && !f->pgd_split) {
+		f->pgd_split = 1;
+		f->pgd_at = at;
+		f->pgd_fall = fall;
+		release_br_held(f, 0);
+		f->ip = fall;
+		f->cur_blk = -1;
+		return 1; /* the run up to and with the branch; the DISABLE comes next */
+	}
+	f->pgd_split = 0;
 	ev_set(run, PTREC_BR_DISABLE, at, nx->has_ip ? nx->ip : 0, nx->tflags, nx->tsc);
 	run->offset = nx->off;
 	nx->kind = NX_NONE;
@@ -1666,6 +1683,11 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	for (;;) {
 		if (f->aux_n)
 			return 2; /* auxiliary items come before the code that follows */
+		if (f->pgd_split) {
+			run->ip = f->pgd_at;
+			run->mode = f->mode;
+			return disable_at_branch(f, run, f->pgd_at, f->pgd_fall);
+		}
 		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
 			lookahead(f, 0);
 		ptw_seek(f);

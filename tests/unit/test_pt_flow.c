@@ -1445,6 +1445,22 @@ static void test_status_events(void)
 	tip(&t, 0x7100);
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "4100 [interrupt] [cr3 5000] 7100 [disabled]");
+	/* PIP/VMCS without a FUP before them: "look for the next MOV CR3, far branch, or
+	 * VMRESUME/VMLAUNCH in the program binary, and apply the new CR3 to the next
+	 * instruction": bound to the VMLAUNCH, they come right after it, before the TIP.PGD that
+	 * ends the compound event; with a FUP they apply at the TIP.PGD's IP, after the
+	 * disable (VMCS first). */
+	start(&t, 0xb100);
+	pip(&t, 0x5000);
+	vmcs(&t, 0xa000);
+	pgd(&t, 0xb104);
+	CHECK_STR(events(&t, 0), "b100 [cr3 5000] [vmcs a000] [disabled]");
+	start(&t, 0x4100);
+	fup(&t, 0x4101);
+	pip(&t, 0x5000);
+	vmcs(&t, 0xa000);
+	pgd(&t, 0x7100);
+	CHECK_STR(events(&t, 0), "4100 [disabled] [vmcs a000] [cr3 5000]");
 	/* "While ContextEn or FilterEn is 0 (tracing off) PIP and VMCS are still generated": they
 	 * apply at once, before the TIP.PGE that turns tracing on. */
 	start(&t, 0);
