@@ -173,7 +173,7 @@ static struct ptrec_pt_img *our_img;
 static struct result ours_insn(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 1};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
 	static struct ptrec_pt_flow_iter it;
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
@@ -199,7 +199,7 @@ static struct result ours_insn(const uint8_t *buf, size_t len)
 static struct result ours_runs(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 1};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_run run;
@@ -223,7 +223,7 @@ static struct result ours_runs(const uint8_t *buf, size_t len)
 static struct result ours_count(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 0};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_run run;
@@ -242,7 +242,7 @@ static struct result ours_count(const uint8_t *buf, size_t len)
 static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
 {
 	struct result r = {0, 0, 0, 0, hash};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
 	static struct ptrec_pt_flow_run runs[64];
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
@@ -271,7 +271,7 @@ static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
 static struct result ours_total(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 0};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
 	struct ptrec_pt_flow_counts c;
 	memset(&c, 0, sizeof(c));
 	double t0 = now();

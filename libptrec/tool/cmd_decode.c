@@ -184,7 +184,7 @@ int cmd_decode(int argc, char **argv)
 {
 	struct ptrec_pt_flow_cpu cpu = {0, 0, 0};
 	/* MTCFreq 3 unless told: perf's default mtc_period and what the recorder asks for. */
-	struct ptrec_pt_time_config clock = {0, 0, 3, 0};
+	struct ptrec_pt_time_config clock = {.mtc_freq = 3};
 	int insn_mode = 0, stat_mode = 0, whole_mode = 0, tail_info = 0;
 	unsigned long last = 0, v;
 	const char *trace = NULL;

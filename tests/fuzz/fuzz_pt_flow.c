@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(ptrec_pt_img_add_bytes(img, 0x1000, data + 1, ncode, 1) == 0);
 
 	for (unsigned errata = 0; errata < 2; errata++) {
-		struct ptrec_pt_flow_config cfg = {trace, ntrace, img, errata ? 7u : 0u, {0, 0, 0, 0}};
+		struct ptrec_pt_flow_config cfg = {trace, ntrace, img, errata ? 7u : 0u, {0}};
 		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		FUZZ_ASSERT(f);
 		struct ptrec_pt_flow_run run;

@@ -259,7 +259,7 @@ static const char *listing(const struct tb *t, unsigned errata)
 	static char out[16384];
 	char s[64];
 	out[0] = 0;
-	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, errata, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, errata, {0}};
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_insn insn;
 	struct ptrec_branch ev;
@@ -301,7 +301,7 @@ static const char *branches(const struct tb *t)
 	static char out[16384];
 	char s[96];
 	out[0] = 0;
-	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, 0, {0}};
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_run run;
 	int guard = 0;
@@ -693,7 +693,7 @@ static void test_gaps(void)
 	start(&t, 0xa000);
 	tnt(&t, "t");
 	{
-		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0, 0, 0, 0}};
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
 		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		struct ptrec_pt_flow_run run;
 		unsigned long runs = 0, gaps = 0;
@@ -734,7 +734,7 @@ static void test_ptw(void)
 static void test_timing(void)
 {
 	struct ptrec_pt_time tm;
-	struct ptrec_pt_time_config cfg = {1, 2, 0, 20}; /* TSC = 2 x CTC, nominal ratio 20 */
+	struct ptrec_pt_time_config cfg = {1, 2, 0, 20, 0}; /* TSC = 2 x CTC, nominal ratio 20 */
 	struct ptrec_pt_packet p;
 	uint64_t now;
 	ptrec_pt_time_init(&tm, &cfg);
@@ -774,7 +774,7 @@ static void test_timing(void)
 	tsc(&t, 0x4242);
 	tnt(&t, "n");
 	pgd(&t, 0);
-	struct ptrec_pt_flow_config fc = {t.b, t.n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config fc = {t.b, t.n, image, 0, {0}};
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&fc);
 	struct ptrec_pt_flow_run run;
 	CHECK(ptrec_pt_flow_next_run(f, &run) == 1);
@@ -953,7 +953,7 @@ static void test_fuzz_smoke(void)
 			default: t.b[at] = 0; break;
 			}
 		}
-		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0}};
 		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		struct ptrec_pt_flow_run run;
 		struct ptrec_branch newest[8]; /* the last 8 events, as a ring indexed by count */
@@ -1077,7 +1077,7 @@ static void test_batch_same(void)
 			else
 				t.b[at] = (uint8_t)(x >> 48);
 		}
-		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0, 0, 0, 0}};
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, (unsigned)(iter & 7), {0}};
 		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		size_t nwant = 0;
 		while (nwant < 4096 && ptrec_pt_flow_next_run(f, &want[nwant].r) > 0) {
@@ -1342,7 +1342,7 @@ static const char *events(const struct tb *t, unsigned errata)
 	static char out[16384];
 	char s[96];
 	out[0] = 0;
-	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, errata, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, errata, {0}};
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_run run;
 	int guard = 0;

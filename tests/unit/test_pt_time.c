@@ -31,7 +31,7 @@ static uint64_t now(const struct ptrec_pt_time *t)
 static void test_mtc(void)
 {
 	struct ptrec_pt_time t;
-	struct ptrec_pt_time_config cfg = {1, 2, 3, 0}; /* TSC = 2 x CTC, MTCFreq 3 */
+	struct ptrec_pt_time_config cfg = {1, 2, 3, 0, 0}; /* TSC = 2 x CTC, MTCFreq 3 */
 	ptrec_pt_time_init(&t, &cfg);
 	pkt(&t, PT_PKT_MTC, 0x47, 0); /* before any TSC: no time */
 	CHECK_EQ_U64(ptrec_pt_time_now(&t, &(uint64_t){0}), 0);
@@ -53,7 +53,7 @@ static void test_mtc(void)
 static void test_mtc_high_freq(void)
 {
 	struct ptrec_pt_time t;
-	struct ptrec_pt_time_config cfg = {1, 2, 9, 0};
+	struct ptrec_pt_time_config cfg = {1, 2, 9, 0, 0};
 	ptrec_pt_time_init(&t, &cfg);
 	pkt(&t, PT_PKT_TSC, 100000, 0);
 	pkt(&t, PT_PKT_TMA, 0xfe00, 0); /* real CTC 0x1fe00: bit 16 is not in the TMA */
@@ -67,7 +67,7 @@ static void test_mtc_high_freq(void)
 static void test_cyc(void)
 {
 	struct ptrec_pt_time t;
-	struct ptrec_pt_time_config cfg = {0, 0, 3, 20}; /* max non-turbo ratio 20 */
+	struct ptrec_pt_time_config cfg = {0, 0, 3, 20, 0}; /* max non-turbo ratio 20 */
 	ptrec_pt_time_init(&t, &cfg);
 	pkt(&t, PT_PKT_TSC, 1000, 0);
 	pkt(&t, PT_PKT_CBR, 20, 0); /* core at P1: one cycle = one TSC tick */
@@ -92,7 +92,7 @@ static void test_cyc(void)
 static void test_monotonic(void)
 {
 	struct ptrec_pt_time t;
-	struct ptrec_pt_time_config cfg = {0, 0, 3, 20};
+	struct ptrec_pt_time_config cfg = {0, 0, 3, 20, 0};
 	ptrec_pt_time_init(&t, &cfg);
 	pkt(&t, PT_PKT_TSC, 0x100000, 0);
 	pkt(&t, PT_PKT_CBR, 10, 0);
@@ -113,7 +113,7 @@ static void test_monotonic(void)
 static void test_calibration(void)
 {
 	struct ptrec_pt_time t;
-	struct ptrec_pt_time_config cfg = {0, 0, 0, 0}; /* MTCFreq 0, nothing else known */
+	struct ptrec_pt_time_config cfg = {0, 0, 0, 0, 0}; /* MTCFreq 0, nothing else known */
 	ptrec_pt_time_init(&t, &cfg);
 	pkt(&t, PT_PKT_TSC, 1000, 0);
 	pkt(&t, PT_PKT_TMA, 0, 0);
