@@ -708,6 +708,19 @@ static void aux_hold(struct aux_item *held, unsigned *n, unsigned kind, uint64_t
 	(*n)++;
 }
 
+/* A PWRE read while an MWAIT or EXSTOP waited for its FUP is the C-state entry of that
+ * MWAIT: it comes after them (once execution stopped there), or, when an OVF lost their FUP,
+ * where the OVF is.  Empties the held items. */
+static void release_held_pwre(struct ptrec_pt_flow *f)
+{
+	for (unsigned i = 0; i < f->fup_held_n; i++) {
+		const struct aux_item *a = &f->fup_held[i];
+		if (a->kind == PT_FLOW_AUX_PWRE)
+			aux_push(f, a->kind, a->payload, a->arg, 0);
+	}
+	f->fup_held_n = 0;
+}
+
 /* The FUP the held items waited for came: they happen at ip, before the instruction there.
  * A MODE.TSX begin or commit changes whether what follows is speculative. */
 static void release_fup_held(struct ptrec_pt_flow *f, uint64_t ip)
@@ -716,9 +729,10 @@ static void release_fup_held(struct ptrec_pt_flow *f, uint64_t ip)
 		const struct aux_item *a = &f->fup_held[i];
 		if (a->kind == PT_FLOW_AUX_TSX)
 			f->spec = (uint8_t)a->payload;
-		aux_push(f, a->kind, a->payload, a->arg, ip);
+		if (a->kind != PT_FLOW_AUX_PWRE)
+			aux_push(f, a->kind, a->payload, a->arg, ip);
 	}
-	f->fup_held_n = 0;
+	release_held_pwre(f);
 }
 
 /* The branch the held PIP/VMCS belonged to was delivered (async: an interrupt or an
@@ -825,6 +839,13 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		         pkt->payload >> 32);
 		return 1;
 	case PT_PKT_PWRE:
+		for (unsigned i = 0; i < f->fup_held_n && !in_psb && f->state == ST_ENABLED; i++)
+			if (f->fup_held[i].kind == PT_FLOW_AUX_MWAIT ||
+			    f->fup_held[i].kind == PT_FLOW_AUX_EXSTOP) {
+				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_PWRE, pkt->sub,
+				         pkt->payload2);
+				return 1; /* the C-state entry of that MWAIT (release_held_pwre) */
+			}
 		aux_push(f, PT_FLOW_AUX_PWRE, pkt->sub, pkt->payload2, 0);
 		return 1;
 	case PT_PKT_PWRX:
@@ -1222,7 +1243,7 @@ static void lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.off = off;
 			f->nx.has_ip = 0;
 			f->nx.ip = 0;
-			f->fup_held_n = 0; /* their FUP was lost */
+			release_held_pwre(f); /* the others' FUP was lost */
 			nx_time(f);
 			ptrec_pt_time_update(&f->time, &pkt);
 			if (!ovf_fup_follows(f))

@@ -37,9 +37,11 @@
  *   packets read so far; at once while tracing is off.
  * - Status events are auxiliary items too (enum ptrec_pt_flow_aux), never branch events:
  *   MNT, PWRE, PWRX, EXSTOP (IP=0), TraceStop and CBR (outside PSB+: a new core:bus ratio)
- *   where they are read; MWAIT, EXSTOP (IP=1)
+ *   where they are read (a PWRE read while an MWAIT or EXSTOP waits for its FUP: after them,
+ *   the C-state entry of that MWAIT); MWAIT, EXSTOP (IP=1)
  *   and MODE.TSX begin/commit when the flow reaches the IP of their FUP; PIP and VMCS after
- *   the far branch, interrupt or disable they belong to (at once while tracing is off; not
+ *   the far branch, interrupt or disable they belong to (before a DISABLE at the far branch
+ *   itself: no FUP, so they bind to that instruction; at once while tracing is off; not
  *   for those inside PSB+, which only restate the state); MODE.Exec after the TIP/TIP.PGE it
  *   applies to.  Runs executed inside a TSX transaction carry PT_FLOW_RUN_SPECULATIVE.
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not

@@ -1477,7 +1477,8 @@ static void test_status_events(void)
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "[enabled] [exec 1] 4100 4101 [disabled]");
 	/* "MNT and PWRE/PWRX stand alone; MWAIT and an EXSTOP with IP=1 are followed by a FUP
-	 * whose IP is where execution stopped": those happen when the flow reaches that IP. */
+	 * whose IP is where execution stopped": those happen when the flow reaches that IP.  A
+	 * PWRE between them is the C-state entry of that MWAIT: it comes after them, there. */
 	start(&t, 0x7000);
 	mnt(&t, 0xa000);
 	mwait(&t);
@@ -1486,8 +1487,14 @@ static void test_status_events(void)
 	fup(&t, 0x7002);
 	pwrx(&t);
 	pgd(&t, 0);
-	CHECK_STR(events(&t, 0), "[mnt a000] [pwre] 7000 7001 [mwait@7002] [exstop@7002] [pwrx] "
+	CHECK_STR(events(&t, 0), "[mnt a000] 7000 7001 [mwait@7002] [exstop@7002] [pwre] [pwrx] "
 	          "7002 7003 [disabled]");
+	/* A PWRE with no MWAIT or EXSTOP waiting stands alone, where it is read. */
+	start(&t, 0x7000);
+	pwre(&t);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[pwre] 7000 7001 [disabled]");
 	/* "An OVF loses the FUP that MWAIT and EXSTOP wait for": they are dropped, PWRE is not. */
 	start(&t, 0);
 	mwait(&t);
