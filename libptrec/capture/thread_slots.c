@@ -35,13 +35,27 @@ void ptrec_slot_set_self(struct ptrec_thread *t)
 	self_slot = t;
 }
 
-int ptrec_slot_pin(struct ptrec_thread *t)
+/* Pins t if its state is ACTIVE, or EXITED when exited is set.  The pin is taken before the
+ * state is read: a thread releasing or reclaiming the slot changes the state first and reads
+ * the pins afterwards, so one of the two sees the other. */
+static int pin_if(struct ptrec_thread *t, int exited)
 {
 	atomic_fetch_add(&t->pins, 1);
-	if (atomic_load(&t->state) == PTREC_SLOT_ACTIVE)
+	int state = atomic_load(&t->state);
+	if (state == PTREC_SLOT_ACTIVE || (exited && state == PTREC_SLOT_EXITED))
 		return 1;
 	atomic_fetch_sub(&t->pins, 1);
 	return 0;
+}
+
+int ptrec_slot_pin(struct ptrec_thread *t)
+{
+	return pin_if(t, 0);
+}
+
+int ptrec_slot_pin_crash(struct ptrec_thread *t)
+{
+	return pin_if(t, 1);
 }
 
 void ptrec_slot_unpin(struct ptrec_thread *t)

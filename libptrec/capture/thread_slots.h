@@ -63,6 +63,11 @@ void ptrec_slot_set_self(struct ptrec_thread *t);
 int ptrec_slot_pin(struct ptrec_thread *t);
 void ptrec_slot_unpin(struct ptrec_thread *t);
 
+/* The crash path's pin: like ptrec_slot_pin, and also an EXITED slot, whose ring (of a thread
+ * that ended while a crash signal was being handled, perhaps joined by the application's
+ * handler) belongs in the dump too.  ASYNC-SIGNAL-SAFE. */
+int ptrec_slot_pin_crash(struct ptrec_thread *t);
+
 /* Set once a crash dump starts: detaching threads stop freeing rings.  ASYNC-SIGNAL-SAFE. */
 extern _Atomic int ptrec_crash_in_progress;
 

@@ -62,7 +62,8 @@ extern _Atomic int ptrec_crash_owner;
 extern _Atomic int ptrec_crash_done;
 
 /* Pins and freezes every attached thread's ring, the caller's first, and lists the pinned
- * slots in list (PTREC_MAX_THREADS entries).  Returns how many were listed.  The slots stay
+ * slots in list (PTREC_MAX_THREADS entries); threads that exited while a crash signal was
+ * being handled (slots EXITED) are listed too, their rings as they left them.  Returns how many were listed.  The slots stay
  * pinned (a crash never unpins).  ASYNC-SIGNAL-SAFE. */
 unsigned ptrec_freeze_all(struct ptrec_thread **list);
 

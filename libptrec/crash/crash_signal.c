@@ -96,9 +96,10 @@ unsigned ptrec_freeze_all(struct ptrec_thread **list)
 	}
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
 		struct ptrec_thread *t = ptrec_slot_at(i);
-		if (t == me || atomic_load(&t->state) != PTREC_SLOT_ACTIVE)
+		int state = atomic_load(&t->state);
+		if (t == me || (state != PTREC_SLOT_ACTIVE && state != PTREC_SLOT_EXITED))
 			continue;
-		if (!ptrec_slot_pin(t))
+		if (!ptrec_slot_pin_crash(t))
 			continue;
 		if (t->ops)
 			t->ops->freeze(&t->ring);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +199,7 @@ static int slot_reclaim(struct ptrec_thread *t)
 		return 0;
 	}
 	ring_close(t);
+	t->name[0] = '\0';
 	return 1;
 }
 
@@ -260,6 +262,7 @@ static void slot_release(struct ptrec_thread *t, int own_thread)
 				return; /* a running thread's ring (ptrec_shutdown): leave it CLOSING */
 			slot_uncount(t);
 			altstack_remove(t);
+			prctl(PR_GET_NAME, t->name); /* for the dump: /proc no longer has it */
 			atomic_store(&t->state, PTREC_SLOT_EXITED);
 			return;
 		}

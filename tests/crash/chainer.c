@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -211,6 +212,7 @@ __attribute__((noinline)) static void crash_redis(void)
 
 static void *bio_worker(void *arg)
 {
+	prctl(PR_SET_NAME, "bio_worker");
 	*(volatile int *)arg = 1;
 	for (;;)
 		pause(); /* a cancellation point, like Redis's bio threads' condition wait */
