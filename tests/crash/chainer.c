@@ -368,15 +368,21 @@ __attribute__((noinline)) static void crash_after_guards(void)
 	*(volatile int *)addr_real = 6;
 }
 
-__attribute__((noinline)) static void crash_guard_page(void)
+/* Maps the guard page (no access yet) and installs guard_handler for SIGSEGV. */
+static void guard_setup(void)
 {
-	char line[80];
-
 	page_size = sysconf(_SC_PAGESIZE);
 	guard = mmap(NULL, (size_t)page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (guard == MAP_FAILED)
 		exit(99);
 	install(SIGSEGV, guard_handler, SA_SIGINFO);
+}
+
+__attribute__((noinline)) static void crash_guard_page(void)
+{
+	char line[80];
+
+	guard_setup();
 	for (int i = 0; i < 1000; i++) {
 		mprotect(guard, (size_t)page_size, PROT_NONE);
 		touch_guard(i);
@@ -392,11 +398,7 @@ __attribute__((noinline)) static void crash_guard_join(void)
 	struct ptrec_status st = {.struct_size = sizeof(st)};
 	char line[120];
 
-	page_size = sysconf(_SC_PAGESIZE);
-	guard = mmap(NULL, (size_t)page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (guard == MAP_FAILED)
-		exit(99);
-	install(SIGSEGV, guard_handler, SA_SIGINFO);
+	guard_setup();
 	kill_threads = 1;
 	for (int i = 0; i < 1100; i++) {
 		start_worker();
