@@ -902,7 +902,8 @@ static void test_cpu(void)
 }
 
 /* Deterministic mutation fuzzing: random byte changes to the traces above never crash, hang or
- * report more instructions than the bounds allow. */
+ * report more instructions than the bounds allow, and the totals without runs
+ * (ptrec_pt_flow_count, chains) are the runs added up. */
 static void test_fuzz_smoke(void)
 {
 	struct tb seeds[4];
@@ -934,7 +935,7 @@ static void test_fuzz_smoke(void)
 	tip(&seeds[3], 0x8000);
 
 	uint64_t x = 0x9e3779b97f4a7c15ull;
-	unsigned runs_ok = 0, last_checked = 0, last_same = 0;
+	unsigned runs_ok = 0, last_checked = 0, last_same = 0, count_same = 0;
 	for (int iter = 0; iter < 20000; iter++) {
 		struct tb t = seeds[iter % 4];
 		x ^= x << 13;
@@ -958,14 +959,26 @@ static void test_fuzz_smoke(void)
 		struct ptrec_pt_flow_run run;
 		struct ptrec_branch newest[8]; /* the last 8 events, as a ring indexed by count */
 		unsigned long nrun = 0, nev = 0;
+		uint64_t insns = 0, kinds[PTREC_BR_KIND_COUNT_] = {0};
 		int e;
 		while ((e = ptrec_pt_flow_next_run(f, &run)) > 0 && nrun < 5000000) {
 			nrun++;
+			insns += run.ninsn;
+			kinds[run.ev.kind < PTREC_BR_KIND_COUNT_ ? run.ev.kind : PTREC_BR_NONE]++;
 			if (run.ev.kind != PTREC_BR_NONE)
 				newest[nev++ % 8] = run.ev;
 		}
 		if (e == 0 && nrun < 5000000)
 			runs_ok++;
+		ptrec_pt_flow_free(f);
+
+		struct ptrec_pt_flow_counts c;
+		memset(&c, 0, sizeof(c));
+		f = ptrec_pt_flow_new(&cfg);
+		int cnt_ok = ptrec_pt_flow_count(f, &c) == 0 && c.insns == insns;
+		for (unsigned k = PTREC_BR_NONE + 1; k < PTREC_BR_KIND_COUNT_; k++)
+			cnt_ok = cnt_ok && c.kind[k] == kinds[k];
+		count_same += cnt_ok;
 		ptrec_pt_flow_free(f);
 
 		/* The crash report's entry point keeps exactly the newest of those events, times
@@ -991,8 +1004,66 @@ static void test_fuzz_smoke(void)
 		}
 	}
 	CHECK_EQ_U64(runs_ok, 20000);
+	CHECK_EQ_U64(count_same, 20000);
 	CHECK(last_checked > 1000);
 	CHECK_EQ_U64(last_same, last_checked);
+}
+
+/* ptrec_pt_flow_count takes whole chains: through a compressed return of a call made before the
+ * chain (call rax at 0x3000, its TIP taken by the chain before) and up to the indirect branch
+ * that takes the TIP read behind the last TNT bit, whose target is part of the chain's key and
+ * changes here every third time (jmp rax at 0x3006 to 0x3000 or to 0x2000, whose two calls
+ * return compressed inside the chain).  The totals are what the code and the packets say,
+ * the runs' totals and ptrec_pt_flow_count's alike. */
+static void test_count_chains(void)
+{
+	struct tb t;
+	const unsigned n = 200;
+	start(&t, 0x3000);
+	for (unsigned i = 0; i < n; i++) {
+		tip(&t, 0x3100); /* call rax */
+		tnt(&t, "ntt");  /* jne at 3102 not taken, ret to 3002 (compressed), je taken */
+		if (i % 3 == 2) {
+			tip(&t, 0x2000); /* jmp rax at 3006 */
+			tnt(&t, "tt");   /* the two returns of 2000's calls */
+			tip(&t, 0x3000); /* jmp rax at 200a */
+		} else {
+			tip(&t, 0x3000); /* jmp rax at 3006 */
+		}
+	}
+	pgd(&t, 0);
+	CHECK(t.n < sizeof(t.b));
+	uint64_t odd = n / 3; /* iterations through 0x2000 */
+	struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_counts c, r;
+	struct ptrec_pt_flow_run run;
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	while (ptrec_pt_flow_next_run(f, &run) > 0) {
+		r.insns += run.ninsn;
+		r.kind[run.ev.kind]++;
+		r.ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
+	}
+	ptrec_pt_flow_free(f);
+	f = ptrec_pt_flow_new(&cfg);
+	CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
+	ptrec_pt_flow_free(f);
+	for (int k = 0; k < 2; k++) {
+		const struct ptrec_pt_flow_counts *x = k ? &r : &c;
+		/* per iteration: call rax; test, jne, nop, ret; je; jmp rax (7 instructions), and
+		 * through 0x2000: call, nop, ret, call, nop, ret, jmp rax (7 more); and the last
+		 * call rax, where tracing is disabled */
+		CHECK_EQ_U64(x->insns, 7 * n + 7 * odd + 1);
+		CHECK_EQ_U64(x->kind[PTREC_BR_IND_CALL], n);
+		CHECK_EQ_U64(x->kind[PTREC_BR_JCC], 2 * n);
+		CHECK_EQ_U64(x->kind[PTREC_BR_RET], n + 2 * odd);
+		CHECK_EQ_U64(x->ret_compressed, n + 2 * odd);
+		CHECK_EQ_U64(x->kind[PTREC_BR_CALL], 2 * odd);
+		CHECK_EQ_U64(x->kind[PTREC_BR_IND_JMP], n + odd);
+		CHECK_EQ_U64(x->kind[PTREC_BR_DISABLE], 1);
+		CHECK_EQ_U64(x->kind[PTREC_BR_GAP], 0);
+	}
 }
 
 /* One run as ptrec_pt_flow_next_run delivered it, with its lengths copied (they are only valid until
@@ -1751,6 +1822,7 @@ int main(void)
 	test_last_n();
 	test_cpu();
 	test_fuzz_smoke();
+	test_count_chains();
 	test_batch_same();
 	test_psb_return_stack();
 	test_power_events();
