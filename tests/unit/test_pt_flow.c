@@ -1034,7 +1034,7 @@ static void test_count_chains(void)
 	pgd(&t, 0);
 	CHECK(t.n < sizeof(t.b));
 	uint64_t odd = n / 3; /* iterations through 0x2000 */
-	struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0, 0, 0, 0}};
+	struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
 	struct ptrec_pt_flow_counts c, r;
 	struct ptrec_pt_flow_run run;
 	memset(&c, 0, sizeof(c));
