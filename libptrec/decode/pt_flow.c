@@ -348,6 +348,13 @@ int ptrec_pt_flow_parse_cpu(const char *s, struct ptrec_pt_flow_cpu *cpu)
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
 
+/* Empties the chain cache of ptrec_pt_flow_count (nothing when it has none). */
+static void chain_clear(struct ptrec_pt_flow *f)
+{
+	for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
+		f->chain[i].blk = -1;
+}
+
 static void cache_flush(struct ptrec_pt_flow *f)
 {
 	f->nblk = 0;
@@ -355,8 +362,7 @@ static void cache_flush(struct ptrec_pt_flow *f)
 	f->chunk_used = CHUNK_SIZE;
 	if (f->hash)
 		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
-	for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
-		f->chain[i].blk = -1;
+	chain_clear(f);
 	f->cur_blk = -1;
 }
 
@@ -2904,8 +2910,7 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 		while (f->chain_log < CHAIN_LOG_MAX && ((size_t)1 << (f->chain_log + 9)) < f->len)
 			f->chain_log++;
 		f->chain = aligned_alloc(64, sizeof(*f->chain) << f->chain_log);
-		for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
-			f->chain[i].blk = -1;
+		chain_clear(f);
 	}
 	for (;;) {
 		/* Nothing handed out needs its lengths: retired chunks can go at once. */
