@@ -131,6 +131,26 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 int ptrec_chain_blocked(int i);
 void ptrec_chain_defer(int i);
 
+/* The thread's signal mask, for the interposed sigprocmask/pthread_sigmask: the fault signals
+ * (every crash signal but SIGABRT) are blocked virtually, never in the kernel, which would
+ * otherwise kill at a fault with SIG_DFL, past libptrec.  ptrec_chain_strip removes them from
+ * set and returns the bits (by index) of every crash signal set held; ptrec_chain_unstrip adds
+ * bits back; ptrec_chain_mask applies how (SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK) with bits to
+ * the virtual mask, sends again signals sent while blocked that it unblocks, and returns the
+ * virtual mask before; ptrec_chain_thread_mask is the mask a new thread inherits.
+ * ASYNC-SIGNAL-SAFE. */
+unsigned ptrec_chain_strip(sigset_t *set);
+void ptrec_chain_unstrip(sigset_t *set, unsigned bits);
+unsigned ptrec_chain_mask(int how, unsigned bits);
+unsigned ptrec_chain_thread_mask(void);
+
+/* Forgets the application handlers of this thread that sp lies outside of (left with
+ * siglongjmp): the virtual mask is again the one before them.  ASYNC-SIGNAL-SAFE. */
+void ptrec_chain_left(uintptr_t sp);
+
+/* rt_sigprocmask on the calling thread, past any interposer.  ASYNC-SIGNAL-SAFE. */
+int ptrec_kernel_sigmask(int how, const sigset_t *set, sigset_t *old);
+
 /* Called by the interposed exit functions: when the calling thread is inside the application's
  * handler of a crash, writes the dump (the first fault's) before the process exits.
  * ASYNC-SIGNAL-SAFE. */

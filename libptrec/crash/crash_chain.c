@@ -54,10 +54,28 @@ static _Atomic int writer;          /* tid of the thread writing the table, 0 if
 static void (*glibc_restorer)(void); /* what glibc puts in sa_restorer, once seen */
 static int restorer_known;          /* glibc_restorer is valid */
 
-/* Crash signals the current application handler blocks (bit per index) and those sent while
- * blocked, per thread. */
+/* Crash signals blocked virtually on this thread (bit per index): those the running
+ * application handlers' masks add, and the fault signals the thread's own mask blocks (the
+ * interposed sigprocmask/pthread_sigmask keep those out of the kernel's mask: a fault the kernel
+ * finds blocked kills with SIG_DFL, past libptrec).  And those sent while blocked. */
 static __thread unsigned vblocked __attribute__((tls_model("initial-exec")));
 static __thread unsigned vpending __attribute__((tls_model("initial-exec")));
+
+/* The application handlers running on this thread, innermost last: their stack range and the
+ * virtual mask before them, so a handler left with siglongjmp is noticed and its mask undone. */
+#define VFRAMES 8
+struct vframe {
+	uintptr_t lo, hi; /* where the handler runs */
+	unsigned outer;   /* vblocked before it */
+};
+static __thread struct vframe vframes[VFRAMES] __attribute__((tls_model("initial-exec")));
+static __thread int vdepth __attribute__((tls_model("initial-exec")));
+
+/* The crash signals a thread's mask may block for real: SIGABRT is never forced by the kernel
+ * (abort() unblocks it itself). */
+#define ABRT_BIT (1u << 4)
+#define FORCED_BITS (((1u << PTREC_NCRASH) - 1) & ~ABRT_BIT)
+_Static_assert(PTREC_NCRASH == 7, "ABRT_BIT is SIGABRT's index in ptrec_crash_signals");
 
 int ptrec_chain_index(int signo)
 {
@@ -123,6 +141,75 @@ int ptrec_chain_blocked(int i)
 	return (vblocked >> i) & 1u;
 }
 
+int ptrec_kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return (int)syscall(SYS_rt_sigprocmask, how, set, old, (long)(_NSIG / 8));
+}
+
+/* Sends again the crash signals sent while blocked that are no longer blocked. */
+static void deliver_unblocked(void)
+{
+	for (int i = 0; i < PTREC_NCRASH; i++) {
+		if (!(vpending & ~vblocked & (1u << i)))
+			continue;
+		vpending &= ~(1u << i);
+		syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)ptrec_crash_signals[i]);
+	}
+}
+
+unsigned ptrec_chain_strip(sigset_t *set)
+{
+	unsigned bits = 0;
+	for (int i = 0; i < PTREC_NCRASH; i++) {
+		if (sigismember(set, ptrec_crash_signals[i]) != 1)
+			continue;
+		bits |= 1u << i;
+		if (FORCED_BITS & (1u << i))
+			sigdelset(set, ptrec_crash_signals[i]);
+	}
+	return bits;
+}
+
+void ptrec_chain_unstrip(sigset_t *set, unsigned bits)
+{
+	for (int i = 0; i < PTREC_NCRASH; i++)
+		if (bits & (1u << i))
+			sigaddset(set, ptrec_crash_signals[i]);
+}
+
+unsigned ptrec_chain_mask(int how, unsigned bits)
+{
+	unsigned old = vblocked;
+	if (how == SIG_BLOCK)
+		vblocked |= bits & FORCED_BITS;
+	else if (how == SIG_UNBLOCK)
+		vblocked &= ~bits;
+	else if (how == SIG_SETMASK)
+		vblocked = bits & FORCED_BITS;
+	deliver_unblocked();
+	return old;
+}
+
+unsigned ptrec_chain_thread_mask(void)
+{
+	return vblocked & FORCED_BITS;
+}
+
+void ptrec_chain_left(uintptr_t sp)
+{
+	int popped = 0;
+	while (vdepth > 0 && vdepth <= VFRAMES) {
+		const struct vframe *f = &vframes[vdepth - 1];
+		if (sp >= f->lo && sp < f->hi)
+			break;
+		vblocked = f->outer; /* siglongjmp restores the mask from before the handler */
+		vdepth--;
+		popped = 1;
+	}
+	if (popped)
+		deliver_unblocked();
+}
+
 void ptrec_chain_defer(int i)
 {
 	vpending |= 1u << i;
@@ -165,6 +252,7 @@ struct app_call {
 	ucontext_t *uc;              /* as the kernel gave it: changes take effect on return */
 	sigset_t mask;               /* the mask the handler runs with */
 	unsigned vmask;              /* crash signals it blocks virtually */
+	uintptr_t lo, hi;            /* the stack range it runs in */
 	int shrink;                  /* 1: shrink the alternate stack while it runs */
 	stack_t shrunk, full;        /* the alternate stack shrunk below our frame, and whole */
 };
@@ -173,28 +261,28 @@ static void app_call_run(void *p)
 {
 	struct app_call *c = p;
 	unsigned outer = vblocked;
+	int depth = vdepth;
 	sigset_t saved;
 
 	if (c->shrink)
 		sigaltstack(&c->shrunk, NULL);
+	if (depth < VFRAMES)
+		vframes[depth] = (struct vframe){c->lo, c->hi, outer};
+	vdepth = depth + 1;
 	vblocked = outer | c->vmask;
-	sigprocmask(SIG_SETMASK, &c->mask, &saved);
+	ptrec_kernel_sigmask(SIG_SETMASK, &c->mask, &saved);
 	if (c->act->sa_flags & SA_SIGINFO)
 		c->act->sa_sigaction(c->signo, c->info, c->uc);
 	else
 		c->act->sa_handler(c->signo);
-	sigprocmask(SIG_SETMASK, &saved, NULL);
+	ptrec_kernel_sigmask(SIG_SETMASK, &saved, NULL);
 	vblocked = outer;
+	vdepth = depth;
 	if (c->shrink)
 		sigaltstack(&c->full, NULL);
 	/* Signals sent while virtually blocked are delivered now, as the kernel would at the
 	 * handler's return; still below our frame, so they count as inside this handler. */
-	for (int i = 0; i < PTREC_NCRASH; i++) {
-		if (!(vpending & ~vblocked & (1u << i)))
-			continue;
-		vpending &= ~(1u << i);
-		syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)ptrec_crash_signals[i]);
-	}
+	deliver_unblocked();
 }
 
 /* 1 when a SIGSEGV at si_addr is the interrupted stack running out below sp. */
@@ -287,6 +375,8 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 		sigemptyset(&dfl.sa_mask);
 		ptrec_chain_set(i, &dfl, 0);
 	}
+	c.lo = where->lo;
+	c.hi = where->hi;
 	if (top)
 		ptrec_call_on_stack(top, app_call_run, &c);
 	else

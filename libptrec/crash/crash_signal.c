@@ -40,6 +40,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,12 +109,55 @@ unsigned ptrec_freeze_all(struct ptrec_thread **list)
 	return n;
 }
 
+/* A small RLIMIT_FSIZE must not end the process with SIGXFSZ while the dump and the report are
+ * written (ENOSPC-like EFBIG sends the dump elsewhere instead): the soft limit is raised to the
+ * hard one (the report child inherits it) and SIGXFSZ is blocked; both are put back after, a
+ * SIGXFSZ our writes raised taken out first. */
+struct fsize_guard {
+	struct rlimit lim;   /* the limit before */
+	int raised;          /* 1: lim must be put back */
+	int pending;         /* 1: a SIGXFSZ was pending before, not ours to take */
+	sigset_t mask;       /* the mask before */
+};
+
+static void fsize_open(struct fsize_guard *g)
+{
+	sigset_t x, pend;
+
+	sigemptyset(&x);
+	sigaddset(&x, SIGXFSZ);
+	g->pending = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ) == 1;
+	ptrec_kernel_sigmask(SIG_BLOCK, &x, &g->mask);
+	g->raised = syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &g->lim) == 0 &&
+	            g->lim.rlim_cur != g->lim.rlim_max;
+	if (g->raised) {
+		struct rlimit r = {g->lim.rlim_max, g->lim.rlim_max};
+		g->raised = syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, &r, NULL) == 0;
+	}
+}
+
+static void fsize_close(struct fsize_guard *g)
+{
+	sigset_t x;
+	struct timespec zero = {0, 0};
+
+	if (g->raised)
+		syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, &g->lim, NULL);
+	sigemptyset(&x);
+	sigaddset(&x, SIGXFSZ);
+	if (!g->pending)
+		syscall(SYS_rt_sigtimedwait, &x, NULL, &zero, (long)(_NSIG / 8));
+	ptrec_kernel_sigmask(SIG_SETMASK, &g->mask, NULL);
+}
+
 int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontext,
                            enum ptrec_dump_event event, const char *reason)
 {
 	pid_t tid = ptrec_gettid();
 	int report_ok = 0, r = 0;
+	struct fsize_guard fsize;
 
+	fsize_open(&fsize);
 	atomic_fetch_add(&crash_nesting, 1);
 	atomic_store(&ptrec_crash_in_progress, 1);
 	unsigned n = ptrec_freeze_all(crash_list);
@@ -146,6 +190,7 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
 		what = crash_what;
 	}
 	ptrec_report_line(what, tid, crash_dump_path[0] ? crash_dump_path : NULL, report_ok);
+	fsize_close(&fsize);
 	atomic_store(&ptrec_crash_done, 1);
 	return r;
 }
@@ -310,7 +355,7 @@ static void die_now(int signo, const siginfo_t *info, int nested)
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, signo);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	ptrec_kernel_sigmask(SIG_UNBLOCK, &set, NULL);
 	syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)signo);
 }
 
@@ -413,6 +458,7 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		goto out;
 	}
 	episode_check(signo, uc);
+	ptrec_chain_left((uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 	if (episode_mine() && episode.refault) {
 		die(signo, info, uc);
 		goto out;
@@ -430,6 +476,8 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		die(signo, info, uc);
 	else if (act.sa_handler != SIG_IGN)
 		handle(i, &act, signo, info, uc);
+	else if (self_abort(signo, info))
+		dump_once(signo, info, uc); /* abort() resets it to SIG_DFL and kills next, past us */
 out:
 	errno = saved_errno;
 }

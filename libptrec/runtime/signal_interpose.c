@@ -5,7 +5,13 @@
  * - sigaction, signal, bsd_signal, sysv_signal, sigset: for a crash signal while libptrec's
  *   handlers are installed, the application's action goes to the chain (crash/crash_chain.c)
  *   and the kernel keeps libptrec's handler; reading an action back returns exactly what the
- *   application set, as the kernel would have kept it.  Every other call goes straight to libc.
+ *   application set, as the kernel would have kept it.  For the other signals the fault
+ *   signals (every crash signal but SIGABRT) are taken out of a handler's sa_mask (a fault inside
+ *   the handler would otherwise kill with SIG_DFL, past libptrec) and read back as set.
+ * - sigprocmask, pthread_sigmask: while libptrec's handlers are installed, the fault signals
+ *   (every crash signal but SIGABRT) a thread blocks are blocked virtually (crash/crash_chain.c),
+ *   not in the kernel, which would kill at a fault it finds blocked with SIG_DFL, past libptrec
+ *   (worker threads started with every signal blocked); the old mask read back holds them.
  * - exit, _exit, _Exit: when called from inside the application's handler of a crash, the one
  *   dump is written first (crash/crash_signal.c), then libc's function runs.
  *
@@ -19,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -33,6 +40,8 @@ typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
 static signal_fn real_signal, real_bsd_signal, real_sysv_signal, real_sigset;
 static exit_fn real_exit, real__exit, real__Exit;
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 
 /* Declared by <signal.h> only for some feature macros. */
 sighandler_t bsd_signal(int sig, sighandler_t h);
@@ -54,6 +63,8 @@ __attribute__((constructor)) void ptrec_interpose_resolve(void)
 	real_bsd_signal = (signal_fn)next("bsd_signal");
 	real_sysv_signal = (signal_fn)next("sysv_signal");
 	real_sigset = (signal_fn)next("sigset");
+	real_sigprocmask = (sigmask_fn)next("sigprocmask");
+	real_pthread_sigmask = (sigmask_fn)next("pthread_sigmask");
 	real_exit = (exit_fn)next("exit");
 	real__exit = (exit_fn)next("_exit");
 	real__Exit = (exit_fn)next("_Exit");
@@ -61,19 +72,47 @@ __attribute__((constructor)) void ptrec_interpose_resolve(void)
 
 /* ---- dispositions -------------------------------------------------------------------------- */
 
+/* The fault signals the masks of other signals' handlers hold, by signal (bits by crash
+ * signal index): kept out of the kernel while libptrec's handlers are installed (a fault inside
+ * such a handler would kill with SIG_DFL, past libptrec) and read back as set. */
+static _Atomic unsigned held[NSIG];
+
+/* sigaction for a signal the chain does not keep. */
+static int other_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction a;
+	unsigned bits = 0;
+	int r;
+
+	if (!ptrec_real_sigaction)
+		ptrec_interpose_resolve();
+	if (!ptrec_real_sigaction) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (sig <= 0 || sig >= NSIG || ptrec_chain_managed(SIGSEGV) < 0)
+		return ptrec_real_sigaction(sig, act, old);
+	if (act) {
+		a = *act;
+		bits = ptrec_chain_strip(&a.sa_mask);
+	}
+	unsigned before = atomic_load(&held[sig]);
+	r = ptrec_real_sigaction(sig, act ? &a : NULL, old);
+	if (r != 0)
+		return r;
+	if (old)
+		ptrec_chain_unstrip(&old->sa_mask, before);
+	if (act)
+		atomic_store(&held[sig], bits);
+	return 0;
+}
+
 PTREC_API WEAK int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int i = ptrec_chain_managed(sig);
 
-	if (i < 0) {
-		if (!ptrec_real_sigaction)
-			ptrec_interpose_resolve();
-		if (!ptrec_real_sigaction) {
-			errno = ENOSYS;
-			return -1;
-		}
-		return ptrec_real_sigaction(sig, act, old);
-	}
+	if (i < 0)
+		return other_sigaction(sig, act, old);
 	if (old)
 		ptrec_chain_get(i, old);
 	if (act)
@@ -151,6 +190,58 @@ PTREC_API WEAK sighandler_t sigset(int sig, sighandler_t h)
 	if (prev == SIG_ERR || sigprocmask(SIG_UNBLOCK, &set, &oset) < 0)
 		return SIG_ERR;
 	return sigismember(&oset, sig) ? SIG_HOLD : prev;
+}
+
+/* ---- the thread's mask ----------------------------------------------------------------- */
+
+/* Calls real (sigprocmask when posix, returning -1 and errno; else pthread_sigmask, returning
+ * an error number) for the thread's mask, the fault signals changed virtually while libptrec's
+ * handlers are installed.  Returns 0 or an error number. */
+static int change_mask(sigmask_fn real, int posix, int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t k;
+	unsigned bits = 0;
+	int r;
+
+	if (!real)
+		return ENOSYS;
+	if (ptrec_chain_managed(SIGSEGV) < 0) {
+		r = real(how, set, old);
+		return posix ? (r ? errno : 0) : r;
+	}
+	ptrec_chain_left((uintptr_t)__builtin_frame_address(0));
+	if (set) {
+		k = *set;
+		bits = ptrec_chain_strip(&k);
+	}
+	unsigned before = ptrec_chain_thread_mask();
+	r = real(how, set ? &k : NULL, old);
+	if (r != 0)
+		return posix ? errno : r;
+	if (old)
+		ptrec_chain_unstrip(old, before);
+	if (set)
+		ptrec_chain_mask(how, bits);
+	return 0;
+}
+
+PTREC_API WEAK int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (!real_sigprocmask)
+		ptrec_interpose_resolve();
+	int e = change_mask(real_sigprocmask, 1, how, set, old);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+PTREC_API WEAK int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (!real_pthread_sigmask)
+		ptrec_interpose_resolve();
+	return change_mask(real_pthread_sigmask, 0, how, set, old);
 }
 
 /* ---- exits -------------------------------------------------------------------------------- */

@@ -415,12 +415,14 @@ typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(
 struct start_args {
 	void *(*fn)(void *); /* the application's start routine */
 	void *arg;           /* its argument */
+	unsigned vmask;      /* the creator's virtually blocked signals, which the thread inherits */
 };
 
 static void *start_wrapper(void *p)
 {
 	struct start_args a = *(struct start_args *)p;
 	free(p);
+	ptrec_chain_mask(SIG_SETMASK, a.vmask);
 	ptrec_thread_attach();
 	return a.fn(a.arg);
 }
@@ -437,6 +439,7 @@ static int create_wrapped(pthread_create_fn real, pthread_t *thr, const pthread_
 		return real(thr, attr, fn, arg);
 	a->fn = fn;
 	a->arg = arg;
+	a->vmask = ptrec_chain_thread_mask();
 	int r = real(thr, attr, start_wrapper, a);
 	if (r != 0)
 		free(a);

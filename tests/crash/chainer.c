@@ -30,6 +30,14 @@
  *                   thread slots); then ptrec_status must count one attached thread and
  *                   none untraced, and the real crash follows
  *   in_handler      the SIGSEGV handler itself faults (at another address)
+ *   longjmp         a recovering server: its SIGSEGV handler (flags 0, so SIGSEGV is blocked
+ *                   while it runs) leaves with siglongjmp to a sigsetjmp(env, 1), 1000 times;
+ *                   then SIGSEGV is reset to SIG_DFL and the real crash follows
+ *   abort_ignored   SIGABRT ignored, then abort() (which resets it to SIG_DFL and kills)
+ *   in_sigalrm      a SIGALRM handler whose sa_mask holds every signal faults; first the mask
+ *                   must read back whole (else exit 95)
+ *   blocked_worker  a worker started with every signal blocked (as thread pools do) crashes;
+ *                   first its mask must read back with SIGSEGV blocked (else exit 95)
  *   assert_path     handlers installed; an assertion resets them to SIG_DFL and abort()s
  *   transparency    no crash: what sigaction()/signal() read back for the crash signals is
  *                   what the kernel reads back for SIGUSR1 set the same way; prints
@@ -40,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -423,6 +432,104 @@ static void faulty_handler(int sig, siginfo_t *info, void *uc)
 	say("chainer: handler survived its own fault\n");
 }
 
+/* ---- a recovering server: the handler leaves with siglongjmp ------------------------------ */
+
+static sigjmp_buf recover_env;
+
+static void recover_handler(int sig)
+{
+	(void)sig;
+	siglongjmp(recover_env, 1);
+}
+
+__attribute__((noinline)) static void fault_once(void)
+{
+	*(volatile int *)addr_wild = 2;
+}
+
+__attribute__((noinline)) static void crash_longjmp(void)
+{
+	char line[80];
+	int recovered = 0;
+
+	install(SIGSEGV, (void (*)(int, siginfo_t *, void *))(void (*)(void))recover_handler, 0);
+	for (int i = 0; i < 1000; i++)
+		if (sigsetjmp(recover_env, 1) == 0)
+			fault_once();
+		else
+			recovered++;
+	snprintf(line, sizeof(line), "chainer: recovered %d times\n", recovered);
+	say(line);
+	signal(SIGSEGV, SIG_DFL);
+	crash_after_guards();
+}
+
+/* ---- abort() with SIGABRT ignored -------------------------------------------------------- */
+
+__attribute__((noinline)) static void crash_abort_ignored(void)
+{
+	signal(SIGABRT, SIG_IGN);
+	abort();
+}
+
+/* ---- a fault inside another signal's handler that blocks everything ----------------------- */
+
+__attribute__((noinline)) static void crash_in_alarm(void)
+{
+	*(volatile int *)addr_wild = 4;
+}
+
+static void alarm_handler(int sig)
+{
+	(void)sig;
+	crash_in_alarm();
+}
+
+__attribute__((noinline)) static void crash_in_sigalrm(void)
+{
+	struct sigaction act, back;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = alarm_handler;
+	sigfillset(&act.sa_mask);
+	sigaction(SIGALRM, &act, NULL);
+	sigaction(SIGALRM, NULL, &back);
+	if (sigismember(&back.sa_mask, SIGSEGV) != 1 || sigismember(&back.sa_mask, SIGTERM) != 1)
+		exit(95);
+	raise(SIGALRM);
+}
+
+/* ---- a worker started with every signal blocked ------------------------------------------ */
+
+__attribute__((noinline)) static void crash_in_blocked_worker(void)
+{
+	*(volatile int *)addr_wild = 3;
+}
+
+static void *blocked_worker(void *arg)
+{
+	sigset_t now;
+	(void)arg;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	if (sigismember(&now, SIGSEGV) != 1 || sigismember(&now, SIGTERM) != 1)
+		_exit(95);
+	crash_in_blocked_worker();
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_blocked_worker(void)
+{
+	sigset_t all, old;
+	pthread_t t;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, blocked_worker, NULL) != 0)
+		exit(99);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_join(t, NULL);
+}
+
 /* ---- an assertion path that resets to SIG_DFL and aborts ------------------------------------ */
 
 __attribute__((noinline)) static void server_assert_fail(const char *expr)
@@ -566,6 +673,10 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "guard_join")) crash_guard_join();
 	else if (!strcmp(c, "in_handler")) crash_with(faulty_handler);
 	else if (!strcmp(c, "assert_path")) crash_assert_path();
+	else if (!strcmp(c, "longjmp")) crash_longjmp();
+	else if (!strcmp(c, "blocked_worker")) crash_blocked_worker();
+	else if (!strcmp(c, "abort_ignored")) crash_abort_ignored();
+	else if (!strcmp(c, "in_sigalrm")) crash_in_sigalrm();
 	else if (!strcmp(c, "transparency")) exit(transparency());
 	else {
 		fprintf(stderr, "chainer: unknown case %s\n", c);
