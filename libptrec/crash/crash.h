@@ -189,6 +189,12 @@ struct ptrec_dump_request {
  * the write's error). */
 int ptrec_dump_write(const struct ptrec_dump_request *req, int slot);
 
+/* Reads what the dump of `slot` needs a descriptor for besides its own (/proc/self/maps and
+ * comm) before that file is made, so that with no descriptor free the reserved one serves them
+ * first and the dump then takes its number.  ptrec_dump_write does it when nobody did.
+ * ASYNC-SIGNAL-SAFE. */
+void ptrec_dump_prepare(int slot);
+
 /* Copies len bytes at addr into dst without faulting (process_vm_readv on the own process).
  * Returns the bytes copied (0 if unreadable).  ASYNC-SIGNAL-SAFE. */
 size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len);
@@ -204,6 +210,11 @@ void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char
 
 /* In a fork child: takes the reserved descriptor again if it is gone. */
 void ptrec_crash_prepare_after_fork(void);
+
+/* open(path, O_RDONLY | O_CLOEXEC); with no descriptor free, the reserved one is closed and the
+ * open retried (its number is free again once the caller closes the file).
+ * ASYNC-SIGNAL-SAFE. */
+int ptrec_crash_open_read(const char *path);
 
 /* The reserved descriptor, or -1 (tests). */
 int ptrec_crash_reserved_fd(void);

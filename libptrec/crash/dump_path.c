@@ -115,6 +115,14 @@ int ptrec_crash_reserved_fd(void)
 	return reserve_fd;
 }
 
+int ptrec_crash_open_read(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && reserve_release())
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
 /* Opens path for a new dump, using the reserve when no descriptor is free. */
 static int create_file(const char *path)
 {
@@ -313,6 +321,7 @@ int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, c
 	if (ptrec_read_small_file("/proc/self/comm", w->comm, sizeof(w->comm)) < 0)
 		prctl(PR_GET_NAME, w->comm, 0, 0, 0); /* no descriptor free: this thread's name */
 	unsigned n = list_places(w, req->signo, req->tid, tag, (long long)now.tv_sec);
+	ptrec_dump_prepare(slot);
 
 	for (unsigned i = 0; i < n; i++) {
 		const struct ptrec_place *p = &w->places[i];

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
@@ -37,6 +38,8 @@ struct dump_ctx {
 	uint8_t bounce[BOUNCE_SIZE];  /* safe-copy buffer */
 	char maps[PTREC_MAPS_MAX];    /* /proc/self/maps text */
 	size_t maps_len;              /* bytes in maps */
+	int prepared;                 /* maps and comm read by ptrec_dump_prepare */
+	char comm[sizeof(((struct ptrec_dump_process *)0)->comm)]; /* /proc/self/comm */
 	struct ptrec_dump_process proc; /* PROCESS payload */
 	struct ptrec_dump_thread th;  /* THREAD payload header */
 };
@@ -116,7 +119,7 @@ static void write_process(struct dump_ctx *c, const struct ptrec_dump_request *r
 	p->cpu_model = ptrec_crash.cpu_model;
 	p->cpu_stepping = ptrec_crash.cpu_stepping;
 	p->nthreads = req->nthreads;
-	ptrec_read_small_file("/proc/self/comm", p->comm, sizeof(p->comm));
+	memcpy(p->comm, c->comm, sizeof(p->comm));
 	ssize_t n = readlink("/proc/self/exe", p->exe, sizeof(p->exe) - 1);
 	p->exe[n > 0 ? n : 0] = '\0';
 	ptrec_strlcpy(p->reason, req->reason, sizeof(p->reason));
@@ -239,8 +242,8 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 	ptrec_sbuf_str(&b, "/comm");
 	if (t->name[0]) /* noted by a snapshot: the thread may be gone by now */
 		ptrec_strlcpy(h->name, t->name, sizeof(h->name));
-	else
-		ptrec_read_small_file(path, h->name, sizeof(h->name));
+	else if (ptrec_read_small_file(path, h->name, sizeof(h->name)) < 0 && t->tid == ptrec_gettid())
+		prctl(PR_GET_NAME, h->name, 0, 0, 0); /* no descriptor free: our own name */
 	if (t->ops) {
 		if (req->source == PTREC_DUMP_COPIES)
 			v = t->snap;
@@ -276,7 +279,7 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 
 static void read_maps(struct dump_ctx *c)
 {
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = ptrec_crash_open_read("/proc/self/maps");
 	c->maps_len = 0;
 	if (fd < 0)
 		return;
@@ -479,10 +482,30 @@ static void write_code_and_stack(struct dump_ctx *c, const struct ptrec_dump_req
 	}
 }
 
+void ptrec_dump_prepare(int slot)
+{
+	struct dump_ctx *c = &ctx_store[slot ? 1 : 0];
+	int fd;
+
+	read_maps(c);
+	memset(c->comm, 0, sizeof(c->comm));
+	fd = ptrec_crash_open_read("/proc/self/comm");
+	if (fd >= 0) {
+		ssize_t n = read(fd, c->comm, sizeof(c->comm) - 1);
+		close(fd);
+		while (n > 0 && (c->comm[n - 1] == '\n' || c->comm[n - 1] == '\0'))
+			c->comm[--n] = '\0';
+	}
+	c->prepared = 1;
+}
+
 int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 {
 	struct dump_ctx *c = &ctx_store[slot ? 1 : 0];
 	struct ptrec_dump_header h;
+
+	if (!c->prepared)
+		ptrec_dump_prepare(slot);
 
 	c->fd = req->fd;
 	c->failed = 0;
@@ -501,7 +524,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	}
 	for (unsigned i = 0; i < req->nthreads; i++)
 		write_thread(c, req, req->threads[i]);
-	read_maps(c);
+	c->prepared = 0;
 	rec_begin(c, PTREC_REC_MAPS, c->maps_len);
 	out(c, c->maps, c->maps_len);
 	out_pad(c, c->maps_len);

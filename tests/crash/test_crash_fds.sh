@@ -1,6 +1,6 @@
 #!/bin/sh
-# A process that used every descriptor still gets its dump (libptrec keeps one in reserve from
-# ptrec_init); without the reserve the stderr line names the real cause.
+# A process that used every descriptor still gets its whole dump and report (libptrec keeps one
+# in reserve from ptrec_init); without the reserve the stderr line names the real cause.
 . "$top_srcdir/tests/crash/hardening_common.sh"
 hrun emfile
 [ "$status" -eq 139 ] || fail "exit status $status, expected 139"
@@ -8,6 +8,11 @@ dump=$(the_dump "$PTREC_DIR") || exit 1
 "$checker" "$dump" >"$work/check.txt" || fail "malformed dump"
 grep -q "complete 1" "$work/check.txt" || fail "dump not complete"
 case "$(ptrec_line)" in *": dump $dump"*) ;; *) fail "stderr line does not name the dump" ;; esac
+# The maps and names are read before the dump's file is made (the reserve serves them first):
+# the dump places the program and names the thread, the report names the crashing function.
+grep -q "^buildid [0-9a-f]* $hardener\$" "$work/check.txt" || fail "the dump has no maps (no build-id of $hardener)"
+grep -q "^thread $pid name hardener " "$work/check.txt" || fail "the dump does not name the crashing thread"
+grep -q crash_here "$dump.txt" || fail "the report does not name crash_here"
 rm -f "$PTREC_DIR"/*
 
 hrun emfile_noreserve
