@@ -209,11 +209,25 @@ static int tool_main(void *arg)
 			syscall(SYS_rt_sigaction, sig, dfl, NULL, sizeof(long));
 	sigemptyset(&none);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(long));
-	int in = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY);
-	if (in >= 0)
+	/* The application may have closed 0, 1 or 2, so the report or /dev/null may sit there:
+	 * both are moved above 2 first (dup2 onto itself would keep O_CLOEXEC, and stdin's dup2
+	 * would replace a report on 0). */
+	int out = a->out;
+	if (out <= 2) {
+		int moved = (int)syscall(SYS_fcntl, out, F_DUPFD_CLOEXEC, 3);
+		out = moved >= 0 ? moved : out;
+	}
+	int in = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in >= 0 && in <= 2 && in != out) {
+		int moved = (int)syscall(SYS_fcntl, in, F_DUPFD_CLOEXEC, 3);
+		in = moved >= 0 ? moved : in;
+	}
+	if (in >= 0 && in != out)
 		dup2(in, 0);
-	dup2(a->out, 1);
-	dup2(a->out, 2);
+	dup2(out, 1);
+	dup2(out, 2);
+	for (int fd = 0; fd <= 2; fd++)
+		syscall(SYS_fcntl, fd, F_SETFD, 0);
 	close_from_3();
 	execve(ptrec_crash.tool_path, argv, report_env);
 	syscall(SYS_exit_group, 127);

@@ -9,6 +9,7 @@
  *     secret_fd               opens a file without O_CLOEXEC as fd 3 and fd 200, then SIGSEGV
  *     evil_name               names the thread "ev\nil\033[31m", then SIGSEGV
  *     emfile                  uses every free descriptor, then SIGSEGV
+ *     closed_stdio            closes descriptors 0, 1 and 2 (a daemon), then SIGSEGV
  *     emfile_noreserve        the same after closing the descriptor libptrec reserved
  *     pre_thread_overflow     two threads started before ptrec_init; one attaches, prints the
  *                             ptrec_status line "no_altstack COUNT TIDS", then "idle_tid TID"
@@ -225,6 +226,11 @@ int main(int argc, char **argv)
 		crash_here();
 	} else if (!strcmp(c, "emfile")) {
 		use_every_fd();
+		crash_here();
+	} else if (!strcmp(c, "closed_stdio")) {
+		close(0);
+		close(1);
+		close(2);
 		crash_here();
 	} else if (!strcmp(c, "emfile_noreserve")) {
 		close(ptrec_crash_reserved_fd());
