@@ -151,6 +151,11 @@ void ptrec_chain_left(uintptr_t sp);
 /* rt_sigprocmask on the calling thread, past any interposer.  ASYNC-SIGNAL-SAFE. */
 int ptrec_kernel_sigmask(int how, const sigset_t *set, sigset_t *old);
 
+/* Called by the interposed longjmp family with the stack pointer it jumps to: when that lies
+ * outside the application's crash handlers running on this thread, they are left (the mask
+ * they added goes, the episode ends and the hooks record again).  ASYNC-SIGNAL-SAFE. */
+void ptrec_crash_longjmp(uintptr_t sp);
+
 /* Called by the interposed exit functions: when the calling thread is inside the application's
  * handler of a crash, writes the dump (the first fault's) before the process exits.
  * ASYNC-SIGNAL-SAFE. */

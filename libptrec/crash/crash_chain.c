@@ -67,6 +67,8 @@ static __thread unsigned vpending __attribute__((tls_model("initial-exec")));
 struct vframe {
 	uintptr_t lo, hi; /* where the handler runs */
 	unsigned outer;   /* vblocked before it */
+	int shrunk;       /* 1: the alternate stack was shrunk for it, full is the whole one */
+	stack_t full;
 };
 static __thread struct vframe vframes[VFRAMES] __attribute__((tls_model("initial-exec")));
 static __thread int vdepth __attribute__((tls_model("initial-exec")));
@@ -203,6 +205,8 @@ void ptrec_chain_left(uintptr_t sp)
 		if (sp >= f->lo && sp < f->hi)
 			break;
 		vblocked = f->outer; /* siglongjmp restores the mask from before the handler */
+		if (f->shrunk) /* refused (EPERM) while we run on it: then it stays shrunk */
+			sigaltstack(&f->full, NULL);
 		vdepth--;
 		popped = 1;
 	}
@@ -267,7 +271,7 @@ static void app_call_run(void *p)
 	if (c->shrink)
 		sigaltstack(&c->shrunk, NULL);
 	if (depth < VFRAMES)
-		vframes[depth] = (struct vframe){c->lo, c->hi, outer};
+		vframes[depth] = (struct vframe){c->lo, c->hi, outer, c->shrink, c->full};
 	vdepth = depth + 1;
 	vblocked = outer | c->vmask;
 	ptrec_kernel_sigmask(SIG_SETMASK, &c->mask, &saved);

@@ -374,6 +374,16 @@ void ptrec_crash_exiting(void)
 	dump_once(vault.v.signo, &vault.v.info, &vault.v.uc);
 }
 
+void ptrec_crash_longjmp(uintptr_t sp)
+{
+	if (!installed)
+		return;
+	ptrec_chain_left(sp);
+	int tid = atomic_load(&episode.tid); /* 0 nearly always: no gettid then */
+	if (tid && tid == (int)ptrec_gettid() && episode.depth > 0 && !inside_app_handler(sp))
+		episode_end(); /* the handler is left: recording goes on at once */
+}
+
 /* ---- the handler -------------------------------------------------------------------------- */
 
 /* 1 for a signal the kernel forces on a fault (it kills even when ignored or blocked). */

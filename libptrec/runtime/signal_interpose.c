@@ -12,6 +12,10 @@
  *   (every crash signal but SIGABRT) a thread blocks are blocked virtually (crash/crash_chain.c),
  *   not in the kernel, which would kill at a fault it finds blocked with SIG_DFL, past libptrec
  *   (worker threads started with every signal blocked); the old mask read back holds them.
+ * - siglongjmp, longjmp, _longjmp, __longjmp_chk: a jump out of the application's crash
+ *   handler (a recovering server) ends the episode there, so recording goes on at once (glibc
+ *   x86-64: the target stack pointer is read from the jmp_buf, demangled with the pointer
+ *   guard).
  * - exit, _exit, _Exit: when called from inside the application's handler of a crash, the one
  *   dump is written first (crash/crash_signal.c), then libc's function runs.
  *
@@ -24,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -41,6 +46,8 @@ typedef sighandler_t (*signal_fn)(int, sighandler_t);
 static signal_fn real_signal, real_bsd_signal, real_sysv_signal, real_sigset;
 static exit_fn real_exit, real__exit, real__Exit;
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+typedef void (*longjmp_fn)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
+static longjmp_fn real_siglongjmp, real_longjmp, real__longjmp, real_longjmp_chk;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 
 /* Declared by <signal.h> only for some feature macros. */
@@ -65,6 +72,10 @@ __attribute__((constructor)) void ptrec_interpose_resolve(void)
 	real_sigset = (signal_fn)next("sigset");
 	real_sigprocmask = (sigmask_fn)next("sigprocmask");
 	real_pthread_sigmask = (sigmask_fn)next("pthread_sigmask");
+	real_siglongjmp = (longjmp_fn)next("siglongjmp");
+	real_longjmp = (longjmp_fn)next("longjmp");
+	real__longjmp = (longjmp_fn)next("_longjmp");
+	real_longjmp_chk = (longjmp_fn)next("__longjmp_chk");
 	real_exit = (exit_fn)next("exit");
 	real__exit = (exit_fn)next("_exit");
 	real__Exit = (exit_fn)next("_Exit");
@@ -242,6 +253,51 @@ PTREC_API WEAK int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	if (!real_pthread_sigmask)
 		ptrec_interpose_resolve();
 	return change_mask(real_pthread_sigmask, 0, how, set, old);
+}
+
+/* ---- jumps -------------------------------------------------------------------------------- */
+
+/* The stack pointer env jumps to: glibc x86-64 keeps it in __jmpbuf[6] (JB_RSP), mangled as
+ * rol(sp ^ guard, 17) with the pointer guard at %fs:0x30. */
+static uintptr_t jump_target_sp(const struct __jmp_buf_tag *env)
+{
+	uintptr_t guard, v = (uintptr_t)env->__jmpbuf[6];
+	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
+	return ((v >> 17) | (v << 47)) ^ guard;
+}
+
+__attribute__((noreturn)) static void jump_through(longjmp_fn *real, const char *name,
+                                                    struct __jmp_buf_tag *env, int val)
+{
+	ptrec_crash_longjmp(jump_target_sp(env));
+	if (!*real)
+		*real = (longjmp_fn)next(name);
+	if (!*real)
+		abort();
+	(*real)(env, val);
+}
+
+PTREC_API WEAK __attribute__((noreturn)) void siglongjmp(sigjmp_buf env, int val)
+{
+	jump_through(&real_siglongjmp, "siglongjmp", env, val);
+}
+
+PTREC_API WEAK __attribute__((noreturn)) void longjmp(jmp_buf env, int val)
+{
+	jump_through(&real_longjmp, "longjmp", env, val);
+}
+
+PTREC_API WEAK __attribute__((noreturn)) void _longjmp(jmp_buf env, int val)
+{
+	jump_through(&real__longjmp, "_longjmp", env, val);
+}
+
+/* glibc's _FORTIFY_SOURCE longjmp; no header declares it. */
+void __longjmp_chk(jmp_buf env, int val) __attribute__((noreturn));
+
+PTREC_API WEAK __attribute__((noreturn)) void __longjmp_chk(jmp_buf env, int val)
+{
+	jump_through(&real_longjmp_chk, "__longjmp_chk", env, val);
 }
 
 /* ---- exits -------------------------------------------------------------------------------- */
