@@ -2220,6 +2220,27 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	}
 }
 
+/* A compressed return on the hot paths (fast_step, chain_step): with the next TNT bit 1 and the
+ * return stack not empty, pops both and returns the cached block of the return address (in
+ * *to), or returns -1 and changes nothing (a 0 bit, an empty stack or a block not cached: the
+ * general walk handles it). */
+static inline __attribute__((always_inline)) int32_t compressed_ret(struct ptrec_pt_flow *f,
+                                                                   uint64_t *to)
+{
+	if (!f->tnt_n || !((f->tnt >> (f->tnt_n - 1)) & 1) || !f->ret_n)
+		return -1;
+	unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+	int32_t next = ind_succ(f, f->ret[top]);
+	if (next < 0)
+		return -1;
+	*to = f->ret[top];
+	f->tnt_n--;
+	f->ret_top = top;
+	f->ret_n--;
+	f->no_progress = 0;
+	return next;
+}
+
 /* The hot path: the current block is cached and its final branch can be resolved without the
  * general walk: a conditional branch or compressed return with TNT bits queued, a direct
  * jump/call, or an indirect branch whose TIP is the look-ahead item, with the successor block
@@ -2270,19 +2291,11 @@ static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow 
 		break;
 	case X86_IC_RET:
 		if (f->tnt_n) {
-			if (!((f->tnt >> (f->tnt_n - 1)) & 1) || !f->ret_n)
-				return 0;
-			unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
-			to = f->ret[top];
-			next = ind_succ(f, to);
+			next = compressed_ret(f, &to);
 			if (next < 0)
 				return 0;
-			f->tnt_n--;
-			f->ret_top = top;
-			f->ret_n--;
 			kind = PTREC_BR_RET;
 			flags |= PTREC_BRF_COMPRESSED_RET;
-			f->no_progress = 0;
 			break;
 		}
 		/* An uncompressed return takes the TIP. */
@@ -2472,16 +2485,6 @@ static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
 	return e;
 }
 
-/* The time stamp of events decided by the queued TNT bits, ordered (order_time) after the
- * last event's. */
-static inline uint64_t tnt_time_ordered(const struct ptrec_pt_flow *f)
-{
-	uint64_t tsc = f->tnt_tsc;
-	if ((f->tnt_tflags & PTREC_BRF_HAS_TIME) && tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
-		tsc = f->ev_tsc;
-	return tsc;
-}
-
 /* What jcc_burst adds up besides the runs. */
 struct jcc_tally {
 	uint64_t insns; /* instructions */
@@ -2502,9 +2505,13 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 	const struct blk *blk = f->blk;
 	int32_t cur = f->cur_blk;
 	const struct blk *b = &blk[cur];
-	uint64_t tnt = f->tnt, tsc = tnt_time_ordered(f), off = f->tnt_off, to = f->ip, sum = 0;
-	uint64_t taken = 0;
 	unsigned tn = f->tnt_n, flags = f->tnt_tflags;
+	/* the time stamp of events decided by the queued bits, ordered (order_time) after the
+	 * last event's; *last is only changed when an event is produced */
+	uint64_t last = f->ev_tsc;
+	uint64_t tsc = flags & PTREC_BRF_HAS_TIME ? ptrec_pt_time_order(&last, f->tnt_tsc) : f->tnt_tsc;
+	uint64_t tnt = f->tnt, off = f->tnt_off, to = f->ip, sum = 0;
+	uint64_t taken = 0;
 	size_t n0 = n;
 	do {
 		unsigned bit = (unsigned)(tnt >> (tn - 1)) & 1;
@@ -2540,8 +2547,8 @@ static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_fl
 		f->cur_blk = cur;
 		f->ip = to;
 		f->no_progress = 0;
-		if ((flags & PTREC_BRF_HAS_TIME) && !f->raw_time)
-			f->ev_tsc = tsc;
+		if (!f->raw_time)
+			f->ev_tsc = last;
 		t->insns += sum;
 		t->taken += taken;
 		t->tsc = tsc;
@@ -2781,11 +2788,8 @@ static inline void count_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_coun
 {
 	if (!(flags & PTREC_BRF_HAS_TIME))
 		return;
-	if (!f->raw_time) {
-		if (tsc < f->ev_tsc && f->ev_tsc - tsc <= PT_TIME_SLIP)
-			tsc = f->ev_tsc;
-		f->ev_tsc = tsc;
-	}
+	if (!f->raw_time)
+		tsc = ptrec_pt_time_order(&f->ev_tsc, tsc);
 	if (!c->have_time)
 		c->time_first = tsc;
 	c->have_time = 1;
@@ -2875,16 +2879,12 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	 * the window's end): take it as fast_step would (compressed, its target's block cached),
 	 * with the same time. */
 	const struct blk *b = &f->blk[ch->end];
-	if (b->iclass == X86_IC_RET && f->tnt_n && ((f->tnt >> (f->tnt_n - 1)) & 1) && f->ret_n) {
-		top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
-		int32_t next = ind_succ(f, f->ret[top]);
+	if (b->iclass == X86_IC_RET) {
+		uint64_t to;
+		int32_t next = compressed_ret(f, &to);
 		if (next >= 0) {
-			f->ip = f->ret[top];
+			f->ip = to;
 			f->cur_blk = next;
-			f->ret_top = top;
-			f->ret_n--;
-			f->tnt_n--;
-			f->no_progress = 0;
 			c->kind[PTREC_BR_RET]++;
 			c->ret_compressed++;
 			*insns += b->ninsn;

@@ -346,17 +346,13 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
  * there on both produce the same events. */
 int ptrec_pt_flow_joined(const struct ptrec_pt_flow *f);
 
-/* The ordering of event times (applied by the decoder unless raw_time): events come in
- * execution order, so a stamp taken at an earlier packet that lies at most PT_TIME_SLIP behind
- * the previous event's is raised to it.  *last is the previous timed event's (ordered) stamp,
- * 0 at the start. */
+/* The ordering of event times (applied by the decoder unless raw_time): ptrec_pt_time_order on
+ * the stamp of an event that has one.  *last is the previous timed event's (ordered) stamp, 0 at
+ * the start. */
 static inline void ptrec_pt_flow_order_time(uint64_t *last, struct ptrec_branch *ev)
 {
-	if (!(ev->flags & PTREC_BRF_HAS_TIME))
-		return;
-	if (ev->timestamp < *last && *last - ev->timestamp <= PT_TIME_SLIP)
-		ev->timestamp = *last;
-	*last = ev->timestamp;
+	if (ev->flags & PTREC_BRF_HAS_TIME)
+		ev->timestamp = ptrec_pt_time_order(last, ev->timestamp);
 }
 
 /* Options of pt_flow_decode_last. */

@@ -250,13 +250,3 @@ void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet 
 		break;
 	}
 }
-
-unsigned ptrec_pt_time_now(const struct ptrec_pt_time *t, uint64_t *tsc)
-{
-	if (!t->have_tsc) {
-		*tsc = 0;
-		return 0;
-	}
-	*tsc = t->tsc;
-	return PTREC_BRF_HAS_TIME | (t->cycle_accurate ? PTREC_BRF_CYCLE : 0u);
-}

@@ -28,6 +28,8 @@
 
 #include <stdint.h>
 
+#include "core/branch.h"
+
 /* Only a pointer is needed here: users that also include libipt's intel-pt.h (which has its
  * own struct ptrec_pt_packet) can include this header without pt_packet.h. */
 struct ptrec_pt_packet;
@@ -94,7 +96,28 @@ int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_
 void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt);
 
 /* Returns the PTREC_BRF_HAS_TIME / PTREC_BRF_CYCLE flags for the current time and stores the
- * timestamp in *tsc (0 when there is no time). */
-unsigned ptrec_pt_time_now(const struct ptrec_pt_time *t, uint64_t *tsc);
+ * timestamp in *tsc (0 when there is no time).  Inline: the flow decoder reads the clock at
+ * every TNT and TIP packet. */
+static inline unsigned ptrec_pt_time_now(const struct ptrec_pt_time *t, uint64_t *tsc)
+{
+	if (!t->have_tsc) {
+		*tsc = 0;
+		return 0;
+	}
+	*tsc = t->tsc;
+	return PTREC_BRF_HAS_TIME | (t->cycle_accurate ? PTREC_BRF_CYCLE : 0u);
+}
+
+/* The ordering of event times: events come in execution order, so a stamp tsc taken at an
+ * earlier packet that lies at most PT_TIME_SLIP behind the previous timed event's (ordered)
+ * stamp *last is raised to it; a stamp further behind is a new time (lost trace, a new run)
+ * and is kept.  Returns the ordered stamp and stores it in *last (0 at the start). */
+static inline uint64_t ptrec_pt_time_order(uint64_t *last, uint64_t tsc)
+{
+	if (tsc < *last && *last - tsc <= PT_TIME_SLIP)
+		tsc = *last;
+	*last = tsc;
+	return tsc;
+}
 
 #endif

@@ -1,6 +1,12 @@
 /* workload.c — ptgen benchmark program: a mix of what servers do (a hash table with malloc and
  * free, sorting with a comparator callback, formatting and parsing strings, memcpy/strcmp), a
- * couple of hundred thousand instructions.  Not run by `make check`; see doc/ptgen.md. */
+ * couple of hundred thousand instructions.  Not run by `make check`; see doc/ptgen.md.
+ *
+ *   workload [ROUNDS]
+ *
+ * ROUNDS (default 1) repeats the work with other keys each round (other hash chains, another
+ * order to sort, other strings to format): a long run whose branches do not repeat one pattern,
+ * for bench_decode --varied. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,27 +59,40 @@ static int cmp_ulong(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int main(void)
+static long work_round(unsigned r, unsigned long *total);
+
+int main(int argc, char **argv)
+{
+	unsigned rounds = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1;
+	long found = 0;
+	unsigned long total = 0;
+	for (unsigned r = 0; r < rounds; r++)
+		found += work_round(r, &total);
+	printf("found=%ld total=%lu\n", found, total);
+	return found > 0 ? 0 : 1;
+}
+
+/* One round of the work; round 0 is the original program. */
+static long work_round(unsigned r, unsigned long *total)
 {
 	char name[32];
 	unsigned long keys[120];
 	for (int i = 0; i < 120; i++) {
-		snprintf(name, sizeof(name), "key-%d", i * 7919 % 200);
+		snprintf(name, sizeof(name), "key-%u", (i * 7919u + r * 104729u) % (200 + r % 57));
 		keys[i] = hash(name);
 		put(name, (unsigned long)i);
 	}
 	qsort(keys, 120, sizeof(keys[0]), cmp_ulong);
 	long found = 0;
-	for (int i = 0; i < 200; i += 3) {
+	for (int i = 0; i < 200; i += 3 + r % 2) {
 		snprintf(name, sizeof(name), "key-%d", i);
 		found += get(name) >= 0;
 	}
 	char buf[256], copy[256];
-	unsigned long total = 0;
 	for (int i = 0; i < 30; i++) {
-		int n = snprintf(buf, sizeof(buf), "%d,%lu,%s", i, keys[i % 120], "payload");
+		int n = snprintf(buf, sizeof(buf), "%d,%lu,%s", i, keys[(i + r) % 120], "payload");
 		memcpy(copy, buf, (size_t)n + 1);
-		total += strtoul(strchr(copy, ',') + 1, NULL, 10) % 1000 + strlen(copy);
+		*total += strtoul(strchr(copy, ',') + 1, NULL, 10) % 1000 + strlen(copy);
 	}
 	for (int b = 0; b < BUCKETS; b++)
 		while (table[b]) {
@@ -81,6 +100,6 @@ int main(void)
 			table[b] = e->next;
 			free(e);
 		}
-	printf("found=%ld total=%lu sorted=%d\n", found, total, keys[0] <= keys[119]);
-	return found > 0 ? 0 : 1;
+	*total += keys[0] <= keys[119];
+	return found;
 }
