@@ -2382,31 +2382,23 @@ static inline __attribute__((always_inline)) int fast_tnt(struct ptrec_pt_flow *
  * Returns 1, or 0 (nothing consumed). */
 static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *f)
 {
-	static const uint8_t size[8] = {0, 3, 5, 7, 7, 0, 9, 0}; /* by IPBytes; 0: not here */
+	/* by IPBytes: the packet's size (0: not here) and the IP bits it gives (the others come
+	 * from the last IP, or with IPBytes 3 from sign-extending bit 47) */
+	static const uint8_t size[8] = {0, 3, 5, 7, 7, 0, 9, 0};
+	static const uint64_t given[8] = {0, 0xffff, 0xffffffff, UINT64_C(0xffffffffffff),
+	                                  UINT64_C(0xffffffffffff), 0, ~UINT64_C(0), 0};
 	if (f->len - f->pos < 9)
 		return 0;
 	const uint8_t *p = f->buf + f->pos;
 	unsigned ipb = p[0] >> 5;
 	if ((p[0] & 0x1f) != 0x0d || !size[ipb])
 		return 0;
-	uint64_t v, last = f->last_ip;
+	uint64_t v;
 	memcpy(&v, p + 1, 8);
-	switch (ipb) {
-	case 1: /* IP[15:0], upper bits from the last IP */
-		v = (last & ~UINT64_C(0xffff)) | (v & 0xffff);
-		break;
-	case 2: /* IP[31:0], upper bits from the last IP */
-		v = (last & ~UINT64_C(0xffffffff)) | (v & 0xffffffff);
-		break;
-	case 3: /* IP[47:0], sign-extended from bit 47 */
+	uint64_t m = given[ipb];
+	v = (f->last_ip & ~m) | (v & m);
+	if (ipb == 3) /* (a conditional move, not a jump table over IPBytes) */
 		v = (uint64_t)((int64_t)(v << 16) >> 16);
-		break;
-	case 4: /* IP[47:0], upper 16 bits from the last IP */
-		v = (last & UINT64_C(0xffff000000000000)) | (v & UINT64_C(0xffffffffffff));
-		break;
-	default: /* 6: the full IP */
-		break;
-	}
 	memset(&f->nx, 0, sizeof(f->nx));
 	f->last_ip = v;
 	f->trig_anchor = v; /* as pkt_ip */
