@@ -2788,6 +2788,19 @@ static inline void count_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_coun
 	c->time_last = tsc;
 }
 
+/* 1 if the return addresses chain ch returns to (calls made before it) are those on f's return
+ * stack now. */
+static inline __attribute__((always_inline)) int chain_pops_ok(const struct ptrec_pt_flow *f,
+                                                               const struct chain *ch)
+{
+	if (ch->npop > f->ret_n)
+		return 0;
+	for (unsigned i = 0; i < ch->npop; i++)
+		if (f->ret[(f->ret_top + 2 * RETSTACK_SIZE - 1 - i) % RETSTACK_SIZE] != ch->pop[i])
+			return 0;
+	return 1;
+}
+
 /* One chain from the current block with TNT bits queued or a TIP read ahead (the hot loop of
  * ptrec_pt_flow_count, in its state), built on a miss: counts it into c, *insns and *events
  * exactly as fast_step's runs would add up.  Returns 1, or 0 (nothing changed but a TIP read
@@ -2817,20 +2830,28 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	uint32_t bits = (uint32_t)((f->tnt >> (tn - w)) & ((UINT64_C(1) << w) - 1));
 	int32_t cur = f->cur_blk;
 	unsigned top = f->ret_top;
-	uint64_t tos = f->ret[(top + RETSTACK_SIZE - 1) % RETSTACK_SIZE];
-	uint64_t hk = ((uint64_t)(uint32_t)cur << 32 | bits) ^ (uint64_t)nb << 58 ^ tip ^ tos * 31;
-	uint32_t h = (uint32_t)((hk * 0x9e3779b97f4a7c15ull) >> 32);
-	struct chain *ch = &f->chain[h >> (32 - f->chain_log)];
-	int ok = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip &&
-	         ch->npop <= f->ret_n;
-	for (unsigned i = 0; ok && i < ch->npop; i++)
-		ok = f->ret[(top + 2 * RETSTACK_SIZE - 1 - i) % RETSTACK_SIZE] == ch->pop[i];
-	if (!ok) {
-		chain_build(f, ch, cur, bits, w, tn > w, tip);
-		ch->blk = cur;
-		ch->bits = bits;
-		ch->nb = (uint8_t)nb;
-		ch->tip = tip;
+	/* The slot by the key; the return stack is not in it (it would lengthen the path from
+	 * one chain to the next).  The same key with other return addresses on the stack (code
+	 * returning to another caller) has a second slot, chosen by the top one. */
+	uint64_t hk = ((uint64_t)(uint32_t)cur << 32 | bits) ^ (uint64_t)nb << 58 ^ tip;
+	uint32_t h = (uint32_t)((hk * 0x9e3779b97f4a7c15ull) >> 32) >> (32 - f->chain_log);
+	struct chain *ch = &f->chain[h];
+	int key = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip;
+	if (!key || !chain_pops_ok(f, ch)) {
+		if (key) {
+			uint64_t tos = f->ret[(top + RETSTACK_SIZE - 1) % RETSTACK_SIZE];
+			uint32_t h2 = (uint32_t)(((hk ^ tos) * 0xff51afd7ed558ccdull) >> 32) >>
+			              (32 - f->chain_log);
+			ch = &f->chain[h2 != h ? h2 : h ^ 1];
+			key = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip;
+		}
+		if (!key || !chain_pops_ok(f, ch)) {
+			chain_build(f, ch, cur, bits, w, tn > w, tip);
+			ch->blk = cur;
+			ch->bits = bits;
+			ch->nb = (uint8_t)nb;
+			ch->tip = tip;
+		}
 	}
 	if (!ch->keep)
 		ch->blk = -1; /* build it again: the general walk will cache that successor */
