@@ -1066,6 +1066,79 @@ static void test_count_chains(void)
 	}
 }
 
+/* Chains of ptrec_pt_flow_count from the same block with the same TNT bits and the same TIP
+ * behind them that return to different callers (calls made before the chain: the return
+ * address on the stack decides where it goes) count each caller's own code: 64 call sites,
+ * each `call rax` followed by 0..3 nops and `jmp rax`, call the same function (test; jne; nop;
+ * ret, whose return is compressed) and all jump on to the same `jmp rax`, which goes to the next
+ * call site; the sites are visited 4 times in different orders.  Per visit: call rax, 4 in the
+ * function, the site's nops and jmp rax, then jmp rax again. */
+static void test_count_chain_callers(void)
+{
+	enum { SITES = 64, ROUNDS = 4 };
+	const uint64_t fn = 0xe000, hub = 0xe100;
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
+	CHECK(img != NULL);
+	static const uint8_t fn_code[] = {0x85, 0xc0, 0x75, 0x01, 0x90, 0xc3};
+	static const uint8_t hub_code[] = {0xff, 0xe0};
+	CHECK_EQ_U64(ptrec_pt_img_add_bytes(img, fn, fn_code, sizeof(fn_code), 1), 0);
+	CHECK_EQ_U64(ptrec_pt_img_add_bytes(img, hub, hub_code, sizeof(hub_code), 1), 0);
+	for (unsigned i = 0; i < SITES; i++) {
+		uint8_t site[8] = {0xff, 0xd0}; /* call rax */
+		unsigned n = 2;
+		for (unsigned k = 0; k < i % 4; k++)
+			site[n++] = 0x90;
+		site[n++] = 0xff; /* jmp rax */
+		site[n++] = 0xe0;
+		CHECK_EQ_U64(ptrec_pt_img_add_bytes(img, 0xd000 + 0x20 * i, site, n, 1), 0);
+	}
+	unsigned seq[SITES * ROUNDS + 1]; /* the sites in the order visited, from site 0 to site 0 */
+	for (unsigned r = 0; r < ROUNDS; r++)
+		for (unsigned j = 0; j < SITES; j++)
+			seq[r * SITES + j] = (j * (2 * r + 1) + r) % SITES;
+	seq[0] = seq[SITES * ROUNDS] = 0;
+	struct tb t;
+	uint64_t visits = SITES * ROUNDS, nops = 0;
+	start(&t, 0xd000);
+	for (unsigned v = 0; v < visits; v++) {
+		tip(&t, fn);   /* call rax */
+		tnt(&t, "nt"); /* jne not taken, ret (compressed) */
+		tip(&t, hub);  /* the site's jmp rax */
+		tip(&t, 0xd000 + 0x20 * seq[v + 1]); /* the hub's jmp rax */
+		nops += seq[v] % 4;
+	}
+	pgd(&t, 0);
+	CHECK(t.n < sizeof(t.b));
+	struct ptrec_pt_flow_config cfg = {t.b, t.n, img, 0, {0}};
+	struct ptrec_pt_flow_counts c, r;
+	struct ptrec_pt_flow_run run;
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	while (ptrec_pt_flow_next_run(f, &run) > 0) {
+		r.insns += run.ninsn;
+		r.kind[run.ev.kind]++;
+		r.ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
+	}
+	ptrec_pt_flow_free(f);
+	f = ptrec_pt_flow_new(&cfg);
+	CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
+	ptrec_pt_flow_free(f);
+	for (int k = 0; k < 2; k++) {
+		const struct ptrec_pt_flow_counts *x = k ? &r : &c;
+		/* the last call rax is where tracing is disabled */
+		CHECK_EQ_U64(x->insns, 7 * visits + nops + 1);
+		CHECK_EQ_U64(x->kind[PTREC_BR_IND_CALL], visits);
+		CHECK_EQ_U64(x->kind[PTREC_BR_JCC], visits);
+		CHECK_EQ_U64(x->kind[PTREC_BR_RET], visits);
+		CHECK_EQ_U64(x->ret_compressed, visits);
+		CHECK_EQ_U64(x->kind[PTREC_BR_IND_JMP], 2 * visits);
+		CHECK_EQ_U64(x->kind[PTREC_BR_DISABLE], 1);
+		CHECK_EQ_U64(x->kind[PTREC_BR_GAP], 0);
+	}
+	ptrec_pt_img_free(img);
+}
+
 /* One run as ptrec_pt_flow_next_run delivered it, with its lengths copied (they are only valid until
  * the next call). */
 struct run_copy {
@@ -1823,6 +1896,7 @@ int main(void)
 	test_cpu();
 	test_fuzz_smoke();
 	test_count_chains();
+	test_count_chain_callers();
 	test_batch_same();
 	test_psb_return_stack();
 	test_power_events();
