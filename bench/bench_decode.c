@@ -26,7 +26,10 @@
  * rings of 64 KiB ... 128 MiB (the newest bytes of the segment repeated, so the oldest start
  * in the middle of a packet) tail-first (ptrec_pt_flow_decode_tail) and by decoding the whole
  * ring (ptrec_pt_flow_decode_last), and checks that both give the same 64 events.
- * --ring-sizes: only that table. */
+ * A fourth decodes a trace that does not repeat: one long run of `workload 10` (ten rounds of
+ * the work with other keys each: other hash chains, sort orders and strings), recorded once
+ * into bench/decode-varied and encoded once; chains built there are reused far less.
+ * --ring-sizes: only the ring-size table. */
 #include "config.h"
 
 #include <elf.h>
@@ -511,6 +514,68 @@ static int run_cmd(char *const argv[])
 	} \
 	best_; })
 
+/* Loads DIR/image.txt into fresh images (the old ones freed). */
+static int load_images(const char *dir)
+{
+	if (our_img)
+		ptrec_pt_img_free(our_img);
+	if (ipt_img)
+		pt_image_free(ipt_img);
+	if (isc)
+		pt_iscache_free(isc);
+	nobj = 0;
+	our_img = ptrec_pt_img_new();
+	isc = pt_iscache_alloc(NULL);
+	ipt_img = pt_image_alloc(NULL);
+	if (read_image_txt(dir) || our_load(our_img) || ipt_load(ipt_img, isc)) {
+		printf("bench_decode: cannot load the image of %s\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* The varied trace's table (see the top).  Returns 0, 1 when the decoders disagree, -1 when the
+ * trace cannot be made. */
+static int varied(const char *top, const char *ptgen)
+{
+	char dir[4096], prog[4096], trace[4200], xl[4200];
+	snprintf(dir, sizeof(dir), "%s/bench/decode-varied", top);
+	snprintf(prog, sizeof(prog), "%s/tests/progs/workload", top);
+	snprintf(xl, sizeof(xl), "%s/run.xl", dir);
+	snprintf(trace, sizeof(trace), "%s/varied.pt", dir);
+	if (access(xl, R_OK) != 0) {
+		printf("\nrecording `%s 10` under single-step (once; kept in %s)...\n", prog, dir);
+		fflush(stdout);
+		char *av[] = {(char *)ptgen, "record", "-o", dir, "--", prog, "10", NULL};
+		if (run_cmd(av))
+			return -1;
+	}
+	char *ave[] = {(char *)ptgen, "encode", "-o", trace, dir, NULL};
+	size_t len;
+	uint8_t *buf;
+	if (run_cmd(ave) || load_images(dir) || !(buf = read_all(trace, &len)))
+		return -1;
+	printf("\nvaried: %s: %.2f MB, one run of tests/progs/workload 10 (not repeated; best of "
+	       "2-5 passes)\n", trace, (double)len / 1e6);
+	struct result ii = BEST(ipt_insn(buf, len), 2);
+	struct result ib = BEST(ipt_block(buf, len, 0), 3);
+	struct result ibh = ipt_block(buf, len, 1);
+	ib.hash = ibh.hash;
+	ib.hashed = ibh.insns == ib.insns;
+	struct result obh = BEST(ours_batch(buf, len, 1), 3);
+	struct result otot = BEST(ours_total(buf, len), 5);
+	row("libipt insn", &ii, len, &ii);
+	row("libipt block", &ib, len, &ii);
+	row("ptrec batch", &obh, len, &ii);
+	row("ptrec count", &otot, len, &ii);
+	printf("\nvaried speed-up: ptrec count %.1fx libipt block, ptrec batch %.1fx libipt insn\n",
+	       ((double)otot.insns / otot.secs) / ((double)ib.insns / ib.secs),
+	       ((double)obh.insns / obh.secs) / ((double)ii.insns / ii.secs));
+	free(buf);
+	unlink(trace);
+	return !(obh.insns == ii.insns && obh.hash == ii.hash && otot.insns == ii.insns);
+}
+
 int main(int argc, char **argv)
 {
 	double min_mb = 16;
@@ -669,6 +734,11 @@ int main(int argc, char **argv)
 		printf("\nFAIL: tail-first and whole decodes differ\n");
 		same = 0;
 	}
+	int v = varied(top, ptgen);
+	if (v < 0)
+		printf("\nbench_decode: the varied trace could not be made (%s)\n", ptgen);
+	if (v > 0)
+		same = 0;
 	ptrec_pt_img_free(our_img);
 	pt_image_free(ipt_img);
 	pt_iscache_free(isc);

@@ -2341,6 +2341,27 @@ out:
 	return 1;
 }
 
+/* Where lookahead(f, 0) is to read the next packet: first the timing packets the hot paths
+ * meet between TNTs and TIPs, one-byte CYCs and MTCs (and PADs), applied to the clock exactly as
+ * lookahead applies them (status_pkt; not progress), without the packet decoder. */
+static inline __attribute__((always_inline)) void fast_time(struct ptrec_pt_flow *f)
+{
+	while (f->pos < f->len && f->ctx == PT_CTX_NONE) {
+		unsigned b = f->buf[f->pos];
+		if ((b & 7) == 3) { /* CYC without Exp: the count is in this byte */
+			ptrec_pt_time_cyc(&f->time, b >> 3);
+			f->pos++;
+		} else if (b == 0x59 && f->len - f->pos >= 2) {
+			ptrec_pt_time_mtc(&f->time, f->buf[f->pos + 1]);
+			f->pos += 2;
+		} else if (b == 0x00) {
+			f->pos++;
+		} else {
+			return;
+		}
+	}
+}
+
 /* The common packet when the TNT queue is empty and nothing is looked ahead: a TNT, short
  * (header bit 0 clear, not PAD 0x00 or the extension prefix 0x02, not a BIP inside a BBP block)
  * or long (02 a3 and 6 payload bytes with a stop bit), queued exactly as lookahead(f, 0) queues
@@ -2417,13 +2438,22 @@ static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *
 	return 1;
 }
 
+/* The next packet where the TNT queue is empty and nothing is looked ahead, on the hot paths:
+ * the timing packets before it (fast_time), then a TNT or a TIP.  Returns 1, or 0 when
+ * lookahead(f, 0) must read it. */
+static inline __attribute__((always_inline)) int fast_read(struct ptrec_pt_flow *f)
+{
+	fast_time(f);
+	return fast_tnt(f) || fast_tip(f);
+}
+
 /* Tries the hot path for the next run (see fast_step). */
 static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *f,
                                                         struct ptrec_pt_flow_run *run)
 {
 	if (!HOT_PATHS || f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
 		return 0;
-	if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_tnt(f) && !fast_tip(f))
+	if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f))
 		lookahead(f, 0);
 	if (f->aux_n || f->ptw_n || f->trig_n || !fast_step(f, run))
 		return 0;
@@ -2571,7 +2601,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 			size_t n0 = n;
 			struct jcc_tally t = {0, 0, 0};
 			while (n < max) {
-				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_tnt(f) && !fast_tip(f)) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f)) {
 					lookahead(f, 0);
 					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
@@ -2935,7 +2965,7 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 			struct jcc_tally t = {0, 0, 0};
 			uint64_t events = 0, jccs = 0;
 			for (;;) {
-				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_tnt(f) && !fast_tip(f)) {
+				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f)) {
 					lookahead(f, 0);
 					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;

@@ -162,7 +162,7 @@ static void on_tma(struct ptrec_pt_time *t, uint64_t ctc16, uint64_t fc)
 	t->ctc_valid = 1;
 }
 
-static void on_mtc(struct ptrec_pt_time *t, uint64_t payload)
+void ptrec_pt_time_mtc(struct ptrec_pt_time *t, uint64_t payload)
 {
 	if (!t->have_ctc)
 		return;
@@ -189,7 +189,7 @@ static void on_mtc(struct ptrec_pt_time *t, uint64_t payload)
 	exact_time(t, t->ctc_base_tsc + ctc_to_tsc(t, d), 0);
 }
 
-static void on_cyc(struct ptrec_pt_time *t, uint64_t cycles)
+void ptrec_pt_time_cyc(struct ptrec_pt_time *t, uint64_t cycles)
 {
 	if (!t->have_tsc)
 		return;
@@ -231,10 +231,10 @@ void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet 
 		on_tma(t, pkt->payload, pkt->payload2);
 		break;
 	case PT_PKT_MTC:
-		on_mtc(t, pkt->payload);
+		ptrec_pt_time_mtc(t, pkt->payload);
 		break;
 	case PT_PKT_CYC:
-		on_cyc(t, pkt->payload);
+		ptrec_pt_time_cyc(t, pkt->payload);
 		break;
 	case PT_PKT_CBR:
 		t->cbr = (uint32_t)pkt->payload;

@@ -95,6 +95,11 @@ int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_
  * ignored. */
 void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt);
 
+/* ptrec_pt_time_update for an MTC with that payload (CTC byte) and for a CYC with that cycle
+ * count, for decoders that read them without the packet decoder. */
+void ptrec_pt_time_mtc(struct ptrec_pt_time *t, uint64_t payload);
+void ptrec_pt_time_cyc(struct ptrec_pt_time *t, uint64_t cycles);
+
 /* Returns the PTREC_BRF_HAS_TIME / PTREC_BRF_CYCLE flags for the current time and stores the
  * timestamp in *tsc (0 when there is no time).  Inline: the flow decoder reads the clock at
  * every TNT and TIP packet. */
