@@ -1139,6 +1139,62 @@ static void test_count_chain_callers(void)
 	ptrec_pt_img_free(img);
 }
 
+/* CYC packets between the TNTs and TIPs of a loop move the time of the events after them,
+ * also where the hot paths read them (a CYC's time: the previous CYC's plus its cycles times
+ * the nominal ratio over the core:bus ratio, here 20/10: 2 TSC ticks per cycle).  Per pass of
+ * 0x1000 (the TIP goes back there): CYC 3, TNT ttn (the loop's three JCCs at 6 ticks more),
+ * CYC 5, TIP (the jmp rax at 10 ticks more). */
+static void test_count_cyc(void)
+{
+	enum { PASSES = 100 };
+	struct tb t;
+	start(&t, 0x1000);
+	tsc(&t, 10000);
+	cbr(&t, 10);
+	for (unsigned i = 0; i < PASSES; i++) {
+		cyc(&t, 3);
+		tnt(&t, "ttn");
+		cyc(&t, 5);
+		tip(&t, 0x1000);
+	}
+	pgd(&t, 0);
+	CHECK(t.n < sizeof(t.b));
+	struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {1, 2, 0, 20, 0}};
+	struct ptrec_pt_flow_counts c, r;
+	struct ptrec_pt_flow_run run;
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	uint64_t jcc_wrong = 0, jmp_wrong = 0, passes = 0;
+	while (ptrec_pt_flow_next_run(f, &run) > 0) {
+		r.kind[run.ev.kind]++;
+		if (run.ev.kind == PTREC_BR_JCC)
+			jcc_wrong += run.ev.timestamp != 10000 + 16 * passes + 6;
+		if (run.ev.kind == PTREC_BR_IND_JMP)
+			jmp_wrong += run.ev.timestamp != 10000 + 16 * ++passes;
+		if (run.ev.flags & PTREC_BRF_HAS_TIME) {
+			if (!r.have_time)
+				r.time_first = run.ev.timestamp;
+			r.have_time = 1;
+			r.time_last = run.ev.timestamp;
+		}
+	}
+	ptrec_pt_flow_free(f);
+	CHECK_EQ_U64(jcc_wrong, 0);
+	CHECK_EQ_U64(jmp_wrong, 0);
+	f = ptrec_pt_flow_new(&cfg);
+	CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
+	ptrec_pt_flow_free(f);
+	for (int k = 0; k < 2; k++) {
+		const struct ptrec_pt_flow_counts *x = k ? &r : &c;
+		CHECK_EQ_U64(x->kind[PTREC_BR_JCC], 3 * PASSES);
+		CHECK_EQ_U64(x->kind[PTREC_BR_IND_JMP], PASSES);
+		CHECK_EQ_U64(x->have_time, 1);
+		CHECK_EQ_U64(x->time_first, 10006);
+		CHECK_EQ_U64(x->time_last, 10000 + 16 * PASSES);
+	}
+}
+
 /* One run as ptrec_pt_flow_next_run delivered it, with its lengths copied (they are only valid until
  * the next call). */
 struct run_copy {
@@ -1897,6 +1953,7 @@ int main(void)
 	test_fuzz_smoke();
 	test_count_chains();
 	test_count_chain_callers();
+	test_count_cyc();
 	test_batch_same();
 	test_psb_return_stack();
 	test_power_events();
