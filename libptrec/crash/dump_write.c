@@ -232,6 +232,8 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 	h->flags = t->flags & PTREC_THREAD_UNTRACED;
 	if (t->ops && t->ring.via_helper)
 		h->flags |= PTREC_THREAD_HELPER;
+	if (atomic_load(&t->state) == PTREC_SLOT_EXITED)
+		h->flags |= PTREC_THREAD_EXITED;
 	if (t->tid == req->tid) {
 		h->flags |= PTREC_THREAD_CRASHED;
 		h->stack_pointer = context_sp(req->ucontext);

@@ -94,6 +94,8 @@ struct ptrec_dump_regs {
 #define PTREC_THREAD_UNTRACED 0x8u /* the thread had no ring (budget or kernel refusal) */
 #define PTREC_THREAD_HELPER  0x10u /* its perf event was opened by ptrec-helper (the kernel
                                       refused the process itself) */
+#define PTREC_THREAD_EXITED  0x20u /* the thread ended while the crash was being handled (the
+                                      application's handler joined it): its ring as it left it */
 
 struct ptrec_dump_thread {
 	uint32_t tid;          /* thread id */

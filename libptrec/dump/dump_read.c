@@ -320,7 +320,8 @@ static int read_thread(struct ptrec_dump *d, const uint8_t *payload, uint64_t si
 		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": THREAD %" PRIu32 " name not "
 		           "NUL-terminated; cut", po, h.tid);
 	if (h.flags & ~(uint32_t)(PTREC_THREAD_CRASHED | PTREC_THREAD_WRAPPED |
-	                          PTREC_THREAD_FROZEN | PTREC_THREAD_UNTRACED))
+	                          PTREC_THREAD_FROZEN | PTREC_THREAD_UNTRACED |
+	                          PTREC_THREAD_HELPER | PTREC_THREAD_EXITED))
 		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": THREAD %" PRIu32 " has unknown "
 		           "flags 0x%" PRIx32, po, h.tid, h.flags);
 	if (ptrec_dump_find_thread(d, h.tid))

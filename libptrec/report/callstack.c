@@ -83,3 +83,54 @@ size_t ptrec_callstack_rebuild(const struct ptrec_branch *b, size_t n, int soft,
 	info->depth = w;
 	return w;
 }
+
+/* 1 if unwound frame u returns into the call of frame f. */
+static int confirms(const struct ptrec_frame *f, const struct ptrec_unwind_frame *u)
+{
+	return u->return_address && !u->signal_frame && returns_to(f, u->pc, 0);
+}
+
+/* 1 if the unwinder walked from frame a to frame b (a < b) by CFI alone. */
+static int straight_walk(const struct ptrec_unwind_frame *u, size_t a, size_t b)
+{
+	for (size_t k = a + 1; k <= b; k++)
+		if (u[k].how != PTREC_UNWIND_CFI || u[k].signal_frame)
+			return 0;
+	return 1;
+}
+
+size_t ptrec_callstack_confirm(struct ptrec_frame *f, size_t n, const struct ptrec_unwind_frame *u,
+                               size_t nu, struct ptrec_callstack_info *info)
+{
+	size_t next = 1, w = 0;
+	size_t inner_i = 0, inner_j = 0; /* after the last confirmed frame; unwound #0 (the pc)
+	                                    stands for it at first */
+
+	if (!nu || u[0].how != PTREC_UNWIND_CONTEXT)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = next;
+		/* An inlined call has its container's return address: the same frame again. */
+		if (next > 1 && confirms(&f[i], &u[next - 1]))
+			j = next - 1;
+		else
+			while (j < nu && !confirms(&f[i], &u[j]))
+				j++;
+		if (j == nu) {
+			f[w++] = f[i]; /* not confirmed: kept unless a confirmed frame outside it drops it */
+			continue;
+		}
+		/* Frames kept since the last confirmed one were not on a straight walk: drop them. */
+		size_t pending = w - inner_i;
+		if (pending && straight_walk(u, inner_j, j)) {
+			w -= pending;
+			info->skipped += pending;
+		}
+		f[w++] = f[i];
+		inner_i = w;
+		inner_j = j;
+		next = j + 1;
+	}
+	info->depth = w;
+	return w;
+}

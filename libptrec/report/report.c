@@ -171,11 +171,23 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 				t->has_time = 1;
 				t->last_time = t->branches[k].timestamp;
 			}
-		t->stack = malloc(max * sizeof(*t->stack));
+		/* The crashing thread's stack is checked against the unwound one first, which may
+		 * drop many frames (a longjmp out of a deep recursion): rebuild it deeper. */
+		int confirm = t->nunwound && t->unwind_stop && strstr(t->unwind_stop, "outermost");
+		size_t deep = confirm ? 4096 : max;
+		t->stack = malloc(deep * sizeof(*t->stack));
 		if (!t->stack)
 			return -PTREC_ENOMEM;
-		t->nstack = ptrec_callstack_rebuild(t->branches, t->nbranches, t->soft, t->stack, max,
+		t->nstack = ptrec_callstack_rebuild(t->branches, t->nbranches, t->soft, t->stack, deep,
 		                                    &t->stack_info);
+		if (confirm) {
+			t->nstack = ptrec_callstack_confirm(t->stack, t->nstack, t->unwound, t->nunwound,
+			                                    &t->stack_info);
+			if (t->nstack > max) {
+				t->stack_info.dropped += t->nstack - max;
+				t->nstack = t->stack_info.depth = max;
+			}
+		}
 	}
 
 	return 0;

@@ -134,7 +134,8 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 		fputs(",\"status\":", out);
 		jstr(out, t->status);
 	}
-	fprintf(out, ",\"gaps\":%zu}", t->stack_info.gaps);
+	fprintf(out, ",\"gaps\":%zu,\"skipped_frames\":%zu}", t->stack_info.gaps,
+	        t->stack_info.skipped);
 	fputs(",\"stack\":[", out);
 	for (size_t i = 0; i < t->nstack; i++) {
 		const struct ptrec_frame *f = &t->stack[i];

@@ -145,6 +145,9 @@ static void print_stack(struct ptrec_report *r, const struct ptrec_report_thread
 		fprintf(out, "  (no call is open in the recorded history)\n");
 	if (t->stack_info.dropped)
 		fprintf(out, "  ... %zu outer frames not shown\n", t->stack_info.dropped);
+	if (t->stack_info.skipped)
+		fprintf(out, "  note: %zu frame(s) a jump left (longjmp, a caught exception) are not on "
+		             "the unwound stack: not shown\n", t->stack_info.skipped);
 	if (t->stack_info.gaps)
 		fprintf(out, "  note: %zu gap(s)/overflow(s) in the history: frames may be missing\n",
 		        t->stack_info.gaps);
@@ -438,9 +441,10 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		const struct ptrec_report_thread *t = &r->threads[i];
 		const struct ptrec_dump_thread *h = &t->rec->hdr;
 		char name[4 * sizeof(h->name) + 1];
-		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s%s%s\n", h->tid,
+		fprintf(out, "\n== Thread %" PRIu32 " (%s)%s%s%s%s\n", h->tid,
 		        esc(h->name, name, sizeof(name)), t->crashed ? " [" : "",
-		        t->crashed ? ptrec_report_role(r) : "", t->crashed ? "]" : "");
+		        t->crashed ? ptrec_report_role(r) : "", t->crashed ? "]" : "",
+		        h->flags & PTREC_THREAD_EXITED ? " [ended while the crash was handled]" : "");
 		print_stack(r, t, t->crashed, out);
 		if (t->unwound)
 			print_unwound(r, t, out);

@@ -165,6 +165,9 @@ static void ring_close(struct ptrec_thread *t)
 static void exit_destructor(void *p)
 {
 	(void)p;
+	/* Ended inside an application crash handler (pthread_exit there): that fault was handled
+	 * by ending the thread, as if the handler were left by a jump to above every frame. */
+	ptrec_crash_longjmp(UINTPTR_MAX);
 	ptrec_thread_detach();
 }
 
@@ -323,8 +326,15 @@ void ptrec_registry_shutdown(void)
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {
 		struct ptrec_thread *t = ptrec_slot_at(i);
 		int expect = PTREC_SLOT_ACTIVE;
-		if (!atomic_compare_exchange_strong(&t->state, &expect, PTREC_SLOT_CLOSING))
+		if (!atomic_compare_exchange_strong(&t->state, &expect, PTREC_SLOT_CLOSING)) {
+			/* A thread that ended while a fault was handled: its ring goes now. */
+			if (expect == PTREC_SLOT_EXITED && slot_reclaim(t)) {
+				t->tid = 0;
+				t->flags = 0;
+				atomic_store(&t->state, PTREC_SLOT_FREE);
+			}
 			continue;
+		}
 		/* A thread that is still running: freeze its ring; its exit destructor finds the
 		 * slot CLOSING and leaves it.  A soft ring's memory stays mapped (its hooks may be
 		 * storing right now); a perf ring is closed. */

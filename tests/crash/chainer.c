@@ -33,6 +33,10 @@
  *   longjmp         a recovering server: its SIGSEGV handler (flags 0, so SIGSEGV is blocked
  *                   while it runs) leaves with siglongjmp to a sigsetjmp(env, 1), 1000 times;
  *                   then SIGSEGV is reset to SIG_DFL and the real crash follows
+ *   thread_exit     1100 worker threads each fault on a guard page, and the SIGSEGV handler
+ *                   ends the faulting worker with pthread_exit; main joins it; then
+ *                   ptrec_status must count one attached thread and none untraced, and the
+ *                   real crash follows
  *   abort_ignored   SIGABRT ignored, then abort() (which resets it to SIG_DFL and kills)
  *   in_sigalrm      a SIGALRM handler whose sa_mask holds every signal faults; first the mask
  *                   must read back whole (else exit 95)
@@ -464,6 +468,48 @@ __attribute__((noinline)) static void crash_longjmp(void)
 	crash_after_guards();
 }
 
+/* ---- a server that ends the faulting thread: pthread_exit in the handler ----------------- */
+
+static __thread int in_toucher;
+
+static void thread_exit_handler(int sig, siginfo_t *info, void *uc)
+{
+	char *a = info->si_addr;
+	if (in_toucher && a >= guard && a < guard + page_size) {
+		guard_faults++;
+		pthread_exit(NULL);
+	}
+	guard_handler(sig, info, uc); /* not ours: SIG_DFL */
+}
+
+static void *guard_toucher(void *arg)
+{
+	(void)arg;
+	in_toucher = 1;
+	touch_guard(1);
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_thread_exit(void)
+{
+	struct ptrec_status st = {.struct_size = sizeof(st)};
+	char line[120];
+	pthread_t t;
+
+	guard_setup();
+	install(SIGSEGV, thread_exit_handler, SA_SIGINFO);
+	for (int i = 0; i < 1100; i++) {
+		if (pthread_create(&t, NULL, guard_toucher, NULL) != 0)
+			exit(99);
+		pthread_join(t, NULL);
+	}
+	ptrec_status(&st);
+	snprintf(line, sizeof(line), "chainer: %d faulting threads ended: %u attached, %u untraced\n",
+	         guard_faults, st.threads_attached, st.threads_untraced);
+	say(line);
+	crash_after_guards();
+}
+
 /* ---- abort() with SIGABRT ignored -------------------------------------------------------- */
 
 __attribute__((noinline)) static void crash_abort_ignored(void)
@@ -674,6 +720,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "in_handler")) crash_with(faulty_handler);
 	else if (!strcmp(c, "assert_path")) crash_assert_path();
 	else if (!strcmp(c, "longjmp")) crash_longjmp();
+	else if (!strcmp(c, "thread_exit")) crash_thread_exit();
 	else if (!strcmp(c, "blocked_worker")) crash_blocked_worker();
 	else if (!strcmp(c, "abort_ignored")) crash_abort_ignored();
 	else if (!strcmp(c, "in_sigalrm")) crash_in_sigalrm();

@@ -1,7 +1,8 @@
 /* test_bts_callstack.c — BTS/soft record decoding (record alignment from the ring head, empty
  * and invalid records, hardware records classified from their instruction bytes, keeping the
  * newest events) and call stacks rebuilt from branch events (nesting, returns that skip
- * frames, returns past the start of the history, gaps). */
+ * frames, returns past the start of the history, gaps), checked against an unwound stack
+ * (frames a jump left without returns). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -228,10 +229,92 @@ static void test_callstack(void)
 	}
 }
 
+static struct ptrec_unwind_frame uw(uint64_t pc, unsigned how, int signal_frame)
+{
+	struct ptrec_unwind_frame u;
+	memset(&u, 0, sizeof(u));
+	u.pc = pc;
+	u.how = (uint8_t)how;
+	u.return_address = how != PTREC_UNWIND_CONTEXT;
+	u.signal_frame = (uint8_t)signal_frame;
+	return u;
+}
+
+/* A jump skips returns: main -> a -> b, b -> c -> d, d longjmps back into b, b -> e, which
+ * crashes.  The calls leave e, d, c, b, main open; the unwound stack (e's pc, then return
+ * addresses in b, a, main, found by CFI) shows c and d are gone. */
+static void test_callstack_confirm(void)
+{
+	struct ptrec_branch b[] = {
+		ev(PTREC_BR_CALL, 0x1000, 0xa000),   /* main calls a (returns to 0x1005) */
+		ev(PTREC_BR_CALL, 0xa010, 0xb000),   /* a calls b (0xa015) */
+		ev(PTREC_BR_CALL, 0xb010, 0xc000),   /* b calls c */
+		ev(PTREC_BR_CALL, 0xc010, 0xd000),   /* c calls d; d longjmps into b: no return */
+		ev(PTREC_BR_CALL, 0xb040, 0xe000),   /* b calls e (0xb045) */
+	};
+	struct ptrec_unwind_frame u[] = {
+		uw(0xe008, PTREC_UNWIND_CONTEXT, 0), uw(0xb045, PTREC_UNWIND_CFI, 0),
+		uw(0xa015, PTREC_UNWIND_CFI, 0), uw(0x1005, PTREC_UNWIND_CFI, 0),
+	};
+	struct ptrec_frame f[8];
+	struct ptrec_callstack_info info;
+	size_t n = ptrec_callstack_rebuild(b, 5, 0, f, 8, &info);
+	CHECK_EQ_U64(n, 5);
+	n = ptrec_callstack_confirm(f, n, u, 4, &info);
+	CHECK_EQ_U64(n, 3);
+	CHECK_EQ_U64(info.skipped, 2);
+	CHECK(f[0].site == 0xb040 && f[1].site == 0xa010 && f[2].site == 0x1000);
+
+	/* The crash comes in b itself after the jump: the skipped frames are the innermost. */
+	struct ptrec_unwind_frame in_b[] = {
+		uw(0xb050, PTREC_UNWIND_CONTEXT, 0), uw(0xa015, PTREC_UNWIND_CFI, 0),
+		uw(0x1005, PTREC_UNWIND_CFI, 0),
+	};
+	n = ptrec_callstack_rebuild(b, 4, 0, f, 8, &info);
+	n = ptrec_callstack_confirm(f, n, in_b, 3, &info);
+	CHECK_EQ_U64(n, 2);
+	CHECK_EQ_U64(info.skipped, 2);
+	CHECK(f[0].site == 0xa010 && f[1].site == 0x1000);
+
+	/* Not on a straight CFI walk: a signal frame between (d is a signal handler, called by
+	 * the kernel) or a frame found by scanning keeps what is not confirmed. */
+	struct ptrec_unwind_frame sig[] = {
+		uw(0xe008, PTREC_UNWIND_CONTEXT, 0), uw(0xb045, PTREC_UNWIND_CFI, 0),
+		uw(0x7000, PTREC_UNWIND_CFI, 1), uw(0xa015, PTREC_UNWIND_SIGNAL, 0),
+		uw(0x1005, PTREC_UNWIND_CFI, 0),
+	};
+	n = ptrec_callstack_rebuild(b, 5, 0, f, 8, &info);
+	n = ptrec_callstack_confirm(f, n, sig, 5, &info);
+	CHECK_EQ_U64(n, 5);
+	CHECK_EQ_U64(info.skipped, 0);
+	u[0].pc = 0xe008;
+	u[2].how = PTREC_UNWIND_SCAN;
+	n = ptrec_callstack_rebuild(b, 5, 0, f, 8, &info);
+	n = ptrec_callstack_confirm(f, n, u, 4, &info);
+	CHECK_EQ_U64(n, 5);
+
+	/* Instrumented records: sites are return addresses; an inlined call repeats its
+	 * container's return address and stays. */
+	struct ptrec_branch s[] = {
+		ev(PTREC_BR_CALL, 0x1005, 0xa000),
+		ev(PTREC_BR_CALL, 0xa015, 0xb000),
+		ev(PTREC_BR_CALL, 0xa015, 0xb800),   /* inlined into b: same return address */
+		ev(PTREC_BR_CALL, 0xb015, 0xc000),   /* c: left by a jump */
+		ev(PTREC_BR_CALL, 0xb045, 0xe000),
+	};
+	u[2].how = PTREC_UNWIND_CFI;
+	n = ptrec_callstack_rebuild(s, 5, 1, f, 8, &info);
+	n = ptrec_callstack_confirm(f, n, u, 4, &info);
+	CHECK_EQ_U64(n, 4);
+	CHECK_EQ_U64(info.skipped, 1);
+	CHECK(f[0].site == 0xb045 && f[1].func == 0xb800 && f[2].func == 0xb000 && f[3].site == 0x1005);
+}
+
 int main(void)
 {
 	test_classify();
 	test_decode();
 	test_callstack();
+	test_callstack_confirm();
 	return check_done();
 }
