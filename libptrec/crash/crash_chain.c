@@ -282,11 +282,13 @@ static void app_call_run(void *p)
 	ptrec_kernel_sigmask(SIG_SETMASK, &saved, NULL);
 	vblocked = outer;
 	vdepth = depth;
+	/* Signals sent while virtually blocked are delivered now, as the kernel would at the
+	 * handler's return; still below our frame, so they count as inside this handler, and
+	 * before the alternate stack is whole again, so their handler lands below our frame
+	 * instead of on it. */
+	deliver_unblocked();
 	if (c->shrink)
 		sigaltstack(&c->full, NULL);
-	/* Signals sent while virtually blocked are delivered now, as the kernel would at the
-	 * handler's return; still below our frame, so they count as inside this handler. */
-	deliver_unblocked();
 }
 
 /* 1 when a SIGSEGV at si_addr is the interrupted stack running out below sp. */
