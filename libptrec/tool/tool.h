@@ -109,7 +109,7 @@ void tool_error(const char *file, long long offset, const char *fmt, ...)
 /* A whole input file, in memory. */
 struct tool_file {
 	const char *path;     /* as given */
-	unsigned char *data;  /* contents (mapped or malloc'd; NULL for an empty file) */
+	const unsigned char *data; /* contents (mapped read-only or malloc'd; NULL if empty) */
 	size_t size;          /* bytes */
 	int mapped;           /* data is a private file mapping (else malloc'd) */
 };
