@@ -1009,6 +1009,36 @@ static void test_fuzz_smoke(void)
 	CHECK_EQ_U64(last_same, last_checked);
 }
 
+/* Counts cfg's trace both ways: c by ptrec_pt_flow_count, r by adding up the runs of
+ * ptrec_pt_flow_next_run (instructions, events by kind, compressed returns, first and last
+ * time), calling each(run, arg) on every run when each is not NULL. */
+static void count_both(const struct ptrec_pt_flow_config *cfg, struct ptrec_pt_flow_counts *c,
+                       struct ptrec_pt_flow_counts *r,
+                       void (*each)(const struct ptrec_pt_flow_run *, void *), void *arg)
+{
+	struct ptrec_pt_flow_run run;
+	memset(c, 0, sizeof(*c));
+	memset(r, 0, sizeof(*r));
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(cfg);
+	while (ptrec_pt_flow_next_run(f, &run) > 0) {
+		r->insns += run.ninsn;
+		r->kind[run.ev.kind]++;
+		r->ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
+		if (run.ev.flags & PTREC_BRF_HAS_TIME) {
+			if (!r->have_time)
+				r->time_first = run.ev.timestamp;
+			r->have_time = 1;
+			r->time_last = run.ev.timestamp;
+		}
+		if (each)
+			each(&run, arg);
+	}
+	ptrec_pt_flow_free(f);
+	f = ptrec_pt_flow_new(cfg);
+	CHECK_EQ_U64(ptrec_pt_flow_count(f, c), 0);
+	ptrec_pt_flow_free(f);
+}
+
 /* ptrec_pt_flow_count takes whole chains: through a compressed return of a call made before the
  * chain (call rax at 0x3000, its TIP taken by the chain before) and up to the indirect branch
  * that takes the TIP read behind the last TNT bit, whose target is part of the chain's key and
@@ -1036,19 +1066,7 @@ static void test_count_chains(void)
 	uint64_t odd = n / 3; /* iterations through 0x2000 */
 	struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
 	struct ptrec_pt_flow_counts c, r;
-	struct ptrec_pt_flow_run run;
-	memset(&c, 0, sizeof(c));
-	memset(&r, 0, sizeof(r));
-	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
-	while (ptrec_pt_flow_next_run(f, &run) > 0) {
-		r.insns += run.ninsn;
-		r.kind[run.ev.kind]++;
-		r.ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
-	}
-	ptrec_pt_flow_free(f);
-	f = ptrec_pt_flow_new(&cfg);
-	CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
-	ptrec_pt_flow_free(f);
+	count_both(&cfg, &c, &r, NULL, NULL);
 	for (int k = 0; k < 2; k++) {
 		const struct ptrec_pt_flow_counts *x = k ? &r : &c;
 		/* per iteration: call rax; test, jne, nop, ret; je; jmp rax (7 instructions), and
@@ -1111,19 +1129,7 @@ static void test_count_chain_callers(void)
 	CHECK(t.n < sizeof(t.b));
 	struct ptrec_pt_flow_config cfg = {t.b, t.n, img, 0, {0}};
 	struct ptrec_pt_flow_counts c, r;
-	struct ptrec_pt_flow_run run;
-	memset(&c, 0, sizeof(c));
-	memset(&r, 0, sizeof(r));
-	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
-	while (ptrec_pt_flow_next_run(f, &run) > 0) {
-		r.insns += run.ninsn;
-		r.kind[run.ev.kind]++;
-		r.ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
-	}
-	ptrec_pt_flow_free(f);
-	f = ptrec_pt_flow_new(&cfg);
-	CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
-	ptrec_pt_flow_free(f);
+	count_both(&cfg, &c, &r, NULL, NULL);
 	for (int k = 0; k < 2; k++) {
 		const struct ptrec_pt_flow_counts *x = k ? &r : &c;
 		/* the last call rax is where tracing is disabled */
@@ -1137,6 +1143,20 @@ static void test_count_chain_callers(void)
 		CHECK_EQ_U64(x->kind[PTREC_BR_GAP], 0);
 	}
 	ptrec_pt_img_free(img);
+}
+
+/* The times test_count_cyc expects, checked run by run: passes seen, events at a wrong time. */
+struct cyc_times {
+	uint64_t passes, jcc_wrong, jmp_wrong;
+};
+
+static void check_cyc_time(const struct ptrec_pt_flow_run *run, void *arg)
+{
+	struct cyc_times *t = arg;
+	if (run->ev.kind == PTREC_BR_JCC)
+		t->jcc_wrong += run->ev.timestamp != 10000 + 16 * t->passes + 6;
+	if (run->ev.kind == PTREC_BR_IND_JMP)
+		t->jmp_wrong += run->ev.timestamp != 10000 + 16 * ++t->passes;
 }
 
 /* CYC packets between the TNTs and TIPs of a loop move the time of the events after them,
@@ -1161,30 +1181,10 @@ static void test_count_cyc(void)
 	CHECK(t.n < sizeof(t.b));
 	struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {1, 2, 0, 20, 0}};
 	struct ptrec_pt_flow_counts c, r;
-	struct ptrec_pt_flow_run run;
-	memset(&c, 0, sizeof(c));
-	memset(&r, 0, sizeof(r));
-	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
-	uint64_t jcc_wrong = 0, jmp_wrong = 0, passes = 0;
-	while (ptrec_pt_flow_next_run(f, &run) > 0) {
-		r.kind[run.ev.kind]++;
-		if (run.ev.kind == PTREC_BR_JCC)
-			jcc_wrong += run.ev.timestamp != 10000 + 16 * passes + 6;
-		if (run.ev.kind == PTREC_BR_IND_JMP)
-			jmp_wrong += run.ev.timestamp != 10000 + 16 * ++passes;
-		if (run.ev.flags & PTREC_BRF_HAS_TIME) {
-			if (!r.have_time)
-				r.time_first = run.ev.timestamp;
-			r.have_time = 1;
-			r.time_last = run.ev.timestamp;
-		}
-	}
-	ptrec_pt_flow_free(f);
-	CHECK_EQ_U64(jcc_wrong, 0);
-	CHECK_EQ_U64(jmp_wrong, 0);
-	f = ptrec_pt_flow_new(&cfg);
-	CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
-	ptrec_pt_flow_free(f);
+	struct cyc_times times = {0, 0, 0};
+	count_both(&cfg, &c, &r, check_cyc_time, &times);
+	CHECK_EQ_U64(times.jcc_wrong, 0);
+	CHECK_EQ_U64(times.jmp_wrong, 0);
 	for (int k = 0; k < 2; k++) {
 		const struct ptrec_pt_flow_counts *x = k ? &r : &c;
 		CHECK_EQ_U64(x->kind[PTREC_BR_JCC], 3 * PASSES);
