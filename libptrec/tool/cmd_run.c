@@ -44,10 +44,32 @@ static void usage(FILE *f)
 	        "  --chain dying|first  when the dump is written if CMD has crash handlers (PTREC_CHAIN)\n"
 	        "  --no-follow          record CMD only, not the programs it starts\n"
 	        "  --lib PATH           the libptrec.so to preload (default $PTREC_PRELOAD_LIB, else\n"
+	        "                       the one built beside this ptrec in its build tree, else\n"
 	        "                       %s/%s)\n"
 	        "  Exit status: CMD's; 126 when CMD is refused (static, set-user-ID, already links\n"
 	        "  libptrec) or cannot be run, 127 when it is not found.  See ptrec(1).\n",
 	        PTREC_LIBDIR, PTREC_SONAME);
+}
+
+/* The library to preload when neither --lib nor PTREC_PRELOAD_LIB names one: run from its
+ * build tree (libptrec/tool/ptrec), ptrec takes the library built with it (libptrec/.libs),
+ * else the installed one.  buf holds the path when it is the build tree's. */
+static const char *default_lib(char *buf, size_t cap)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash = NULL;
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+	}
+	if (slash) {
+		*slash = '\0';
+		int len = snprintf(buf, cap, "%s/../.libs/%s", self, PTREC_SONAME);
+		if (len > 0 && (size_t)len < cap && access(buf, R_OK) == 0)
+			return buf;
+	}
+	return PTREC_LIBDIR "/" PTREC_SONAME;
 }
 
 /* Checks the value of the option just returned as the library will read it; returns 0 or
@@ -130,11 +152,11 @@ int cmd_run(int argc, char **argv)
 	};
 	struct tool_args a = TOOL_ARGS_INIT(argc, argv, opts, usage);
 	const char *lib = getenv("PTREC_PRELOAD_LIB");
-	char libpath[PATH_MAX], prog[PATH_MAX], self[PATH_MAX];
+	char libpath[PATH_MAX], prog[PATH_MAX], self[PATH_MAX], built[PATH_MAX];
 	int follow = 1, cmd = -1, o;
 
 	if (!lib || !*lib)
-		lib = PTREC_LIBDIR "/" PTREC_SONAME;
+		lib = default_lib(built, sizeof(built));
 	/* the options end at CMD, whose own options are its arguments */
 	while (cmd < 0 && (o = tool_getopt(&a)) != TOOL_ARGS_END) {
 		if (o == TOOL_ARGS_STOP) {

@@ -33,4 +33,13 @@ grep -q '^PTREC_PRELOAD=unset$' "$work/out" || fail "PTREC_PRELOAD left for the 
 ptrec_run -- "$plain" spawn "$plain" env
 grep -q "^LD_PRELOAD=.*$(basename "$PTREC_PRELOAD_LIB")\$" "$work/out" || fail "follow: no libptrec in the child's LD_PRELOAD"
 grep -q '^PTREC_PRELOAD=follow$' "$work/out" || fail "follow: PTREC_PRELOAD is not follow"
-echo "PASS: children follow unless --no-follow"
+
+# from its build tree, with neither --lib nor PTREC_PRELOAD_LIB, ptrec run preloads the library
+# built beside it (a build-tree ptrec would otherwise look for an installed one)
+built=$(readlink -f "$PTREC_PRELOAD_LIB") # the file behind the soname, as the maps show it
+# shellcheck disable=SC2016
+PTREC_PRELOAD_LIB= ptrec_run -- /bin/sh -c 'grep -o "/[^ ]*/libptrec\.so[^ ]*" /proc/$$/maps | sort -u'
+[ "$status" -eq 0 ] || fail "without --lib or PTREC_PRELOAD_LIB: exit status $status"
+[ "$(cat "$work/out")" = "$built" ] ||
+	fail "without --lib or PTREC_PRELOAD_LIB: mapped '$(cat "$work/out")', not $built"
+echo "PASS: children follow unless --no-follow; the build tree's library by default"
