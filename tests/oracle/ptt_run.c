@@ -303,15 +303,16 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 		uint64_t t = (ev.flags & PTREC_BRF_HAS_TIME) ? ev.timestamp : 0;
 		/* ptxed's tick: after a branch that took a packet (a TNT bit, a TIP) when the time
 		 * moved since the last time it printed */
-		if (o->tick && t && t != shown &&
-		    (ev.kind == PTREC_BR_JCC || ev.kind == PTREC_BR_RET || ev.kind == PTREC_BR_IND_JMP ||
-		     ev.kind == PTREC_BR_IND_CALL || ev.kind == PTREC_BR_FAR)) {
+		int took_packet = ev.kind == PTREC_BR_JCC || ev.kind == PTREC_BR_RET ||
+		                  ev.kind == PTREC_BR_IND_JMP || ev.kind == PTREC_BR_IND_CALL ||
+		                  ev.kind == PTREC_BR_FAR;
+		if (o->tick && t && t != shown && took_packet) {
 			fprintf(out, "[%016llx  tick]\n", (unsigned long long)t);
 			shown = t;
 		}
-		if (o->time && t && ev.kind != PTREC_BR_JCC && ev.kind != PTREC_BR_RET &&
-		    ev.kind != PTREC_BR_IND_JMP && ev.kind != PTREC_BR_IND_CALL &&
-		    ev.kind != PTREC_BR_FAR && ev.kind != PTREC_BR_JMP && ev.kind != PTREC_BR_CALL) {
+		/* an event that is not a branch shows its time */
+		if (o->time && t && !took_packet && ev.kind != PTREC_BR_JMP &&
+		    ev.kind != PTREC_BR_CALL) {
 			ev_time = t;
 			shown = t;
 		}
