@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "crash/crash.h"
+#include "crash/rseq_pause.h"
 
 #ifndef SA_RESTORER
 #define SA_RESTORER 0x04000000 /* x86-64 kernel ABI; glibc keeps it out of <signal.h> */
@@ -212,6 +213,8 @@ void ptrec_chain_left(uintptr_t sp)
 	}
 	if (popped)
 		deliver_unblocked();
+	if (vdepth == 0)
+		ptrec_rseq_resume();
 }
 
 void ptrec_chain_defer(int i)
@@ -274,6 +277,9 @@ static void app_call_run(void *p)
 		vframes[depth] = (struct vframe){c->lo, c->hi, outer, c->shrink, c->full};
 	vdepth = depth + 1;
 	vblocked = outer | c->vmask;
+	/* the application's handler may rewrite the TCB (a memory test): rseq_pause.c */
+	if (depth == 0)
+		ptrec_rseq_pause();
 	ptrec_kernel_sigmask(SIG_SETMASK, &c->mask, &saved);
 	if (c->act->sa_flags & SA_SIGINFO)
 		c->act->sa_sigaction(c->signo, c->info, c->uc);
@@ -287,6 +293,8 @@ static void app_call_run(void *p)
 	 * before the alternate stack is whole again, so their handler lands below our frame
 	 * instead of on it. */
 	deliver_unblocked();
+	if (depth == 0)
+		ptrec_rseq_resume();
 	if (c->shrink)
 		sigaltstack(&c->full, NULL);
 }

@@ -10,6 +10,10 @@
  *                   SA_RESETHAND; the handler logs, resets all to SIG_DFL, kill(getpid(), sig)
  *   memtest         the same, and the handler first runs a preserving memory test over every
  *                   anonymous writable mapping with a 1 MiB buffer on its stack
+ *   rseq            the same as redis, but the handler first rewrites the rseq_cs word of its
+ *                   thread's rseq area (glibc's, in the TCB) as a memory test's pattern
+ *                   would, takes a SIGUSR1 meanwhile (the kernel reads the word at every
+ *                   signal delivery), and restores it; exit 77 when glibc registered none
  *   kill_threads    the same as redis, but the handler first cancels and joins a worker
  *                   thread blocked in pause(), as Redis 7's killThreads() does before its
  *                   memory test (the worker's exit runs libptrec's thread-exit destructor
@@ -54,6 +58,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +199,45 @@ __attribute__((noinline)) static void use_stack_mib(void)
 	sink = big[12345];
 }
 
+/* glibc's rseq area of the calling thread (thread pointer + __rseq_offset), or NULL when glibc
+ * registered none (older glibc, GLIBC_TUNABLES=glibc.pthread.rseq=0, or the kernel refused:
+ * then cpu_id is negative). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+static volatile uint64_t *rseq_cs_word(void)
+{
+	uintptr_t tp;
+	if (!&__rseq_offset || !&__rseq_size || __rseq_size == 0)
+		return NULL;
+	__asm__("movq %%fs:0, %0" : "=r"(tp));
+	char *area = (char *)tp + __rseq_offset;
+	if (*(volatile int32_t *)(area + 4) < 0) /* cpu_id */
+		return NULL;
+	return (volatile uint64_t *)(area + 8);
+}
+
+/* Says whether the thread's rseq area was registered before handled faults and is after. */
+static void say_rseq(int before)
+{
+	say(before ? "chainer: rseq on -> " : "chainer: rseq off -> ");
+	say(rseq_cs_word() ? "on\n" : "off\n");
+}
+
+static volatile uint64_t *rseq_cs; /* rseq: the main thread's word, found before the crash */
+static void usr1_noted(int sig) { (void)sig; }
+
+/* A memory test's pattern in the rseq_cs word while a signal is delivered, then restored. */
+__attribute__((noinline, no_sanitize_address)) static void scribble_rseq(void)
+{
+	volatile uint64_t *cs = rseq_cs;
+	uint64_t keep = *cs;
+	signal(SIGUSR1, usr1_noted);
+	*cs = 0xaaaaaaaaaaaaaaaaull;
+	raise(SIGUSR1);
+	*cs = keep;
+	say("chainer: rseq word restored\n");
+}
+
 static void redis_handler(int sig, siginfo_t *info, void *uc)
 {
 	char line[160];
@@ -206,6 +250,8 @@ static void redis_handler(int sig, siginfo_t *info, void *uc)
 		pthread_join(worker, NULL);
 		say("chainer: threads killed\n");
 	}
+	if (rseq_cs)
+		scribble_rseq();
 	if (run_memtest) {
 		use_stack_mib();
 		size_t words = memtest_anonymous();
@@ -396,12 +442,14 @@ __attribute__((noinline)) static void crash_guard_page(void)
 	char line[80];
 
 	guard_setup();
+	int rseq_before = rseq_cs_word() != NULL;
 	for (int i = 0; i < 1000; i++) {
 		mprotect(guard, (size_t)page_size, PROT_NONE);
 		touch_guard(i);
 	}
 	snprintf(line, sizeof(line), "chainer: %d guard faults handled\n", guard_faults);
 	say(line);
+	say_rseq(rseq_before);
 	crash_after_guards();
 }
 
@@ -457,6 +505,7 @@ __attribute__((noinline)) static void crash_longjmp(void)
 	int recovered = 0;
 
 	install(SIGSEGV, (void (*)(int, siginfo_t *, void *))(void (*)(void))recover_handler, 0);
+	int rseq_before = rseq_cs_word() != NULL;
 	for (int i = 0; i < 1000; i++)
 		if (sigsetjmp(recover_env, 1) == 0)
 			fault_once();
@@ -464,6 +513,7 @@ __attribute__((noinline)) static void crash_longjmp(void)
 			recovered++;
 	snprintf(line, sizeof(line), "chainer: recovered %d times\n", recovered);
 	say(line);
+	say_rseq(rseq_before);
 	signal(SIGSEGV, SIG_DFL);
 	crash_after_guards();
 }
@@ -706,6 +756,14 @@ __attribute__((noinline)) static void handle_request(const char *c)
 {
 	if (!strcmp(c, "redis")) crash_redis();
 	else if (!strcmp(c, "memtest")) { run_memtest = 1; crash_redis(); }
+	else if (!strcmp(c, "rseq")) {
+		rseq_cs = rseq_cs_word();
+		if (!rseq_cs) {
+			say("chainer: glibc registered no rseq area for this thread\n");
+			exit(77);
+		}
+		crash_redis();
+	}
 	else if (!strcmp(c, "kill_threads")) crash_kill_threads();
 	else if (!strcmp(c, "resethand")) crash_resethand();
 	else if (!strcmp(c, "abort")) crash_with(abort_handler);

@@ -8,3 +8,4 @@ CRASHER=chainer
 crash_run guard_page SEGV 'handle_request > crash_guard_page > crash_after_guards'
 grep -q '^fault si_code 1 addr 0x2bad0$' "$work/check.txt" || fail "the dump does not hold the real crash"
 grep -q '^chainer: 1000 guard faults handled$' "$work/stderr" || fail "the guard faults were not all handled"
+grep -q '^chainer: rseq \(on -> on\|off -> off\)$' "$work/stderr" || fail "the thread's rseq registration did not come back after the handled faults"

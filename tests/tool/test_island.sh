@@ -8,7 +8,8 @@
 #     kind we need (syscall, process_vm_readv, dup3, pipe2, clone: an assembly wrapper of the
 #     system call, no locks or atfork handlers, what posix_spawn uses, ...);
 #   - ptrec_* functions defined in another island object;
-#   - compiler and sanitizer runtime entry points (stack protector, ASan/UBSan reports).
+#   - compiler and sanitizer runtime entry points (stack protector, ASan/UBSan reports), and
+#     data the C library exports that the island only reads (environ, glibc's rseq offset and size);
 # Each island source file must say at its top that it is async-signal-safe.
 # Limit: calls through function pointers (a backend's freeze op) are invisible to nm; those ops
 # are listed in capture/backend.h as async-signal-safe and reviewed by hand.
@@ -43,7 +44,7 @@ write
 syscall process_vm_readv process_vm_writev getrlimit prlimit nanosleep clock_nanosleep dup3 pipe2
 close_range gettid tgkill mmap munmap mprotect madvise sigaltstack prctl ioctl pread pwrite
 readv writev getdents64 statx memfd_create eventfd clone
-__errno_location environ _GLOBAL_OFFSET_TABLE_ __stack_chk_fail __stack_chk_guard
+__errno_location environ _GLOBAL_OFFSET_TABLE_ __stack_chk_fail __stack_chk_guard __rseq_offset __rseq_size
 '
 
 island=""
