@@ -126,10 +126,18 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
                     ucontext_t *uc, struct ptrec_chain_stack *where);
 
 /* 1 if crash signal index i is blocked virtually on this thread (inside an application
- * handler whose mask holds it); a sent one is then remembered and 1 returned by
- * ptrec_chain_defer.  ASYNC-SIGNAL-SAFE. */
+ * handler whose mask holds it); a sent one (info as it came) is then remembered by
+ * ptrec_chain_defer and sent again to the thread when unblocked.  ASYNC-SIGNAL-SAFE. */
 int ptrec_chain_blocked(int i);
-void ptrec_chain_defer(int i);
+void ptrec_chain_defer(int i, const siginfo_t *info);
+
+/* The calling thread is ending (its last destructors run): its application handler levels are
+ * left, and signals it holds back are treated as the kernel treats a dying thread's pending
+ * signals: those sent to the thread (tgkill, raise, pthread_kill) are dropped, those sent to
+ * the process (kill, sigqueue: SI_USER, SI_QUEUE) are sent to the process again, blocked on
+ * this thread in the kernel first, so another thread takes them or they wait until one
+ * unblocks them.  ASYNC-SIGNAL-SAFE. */
+void ptrec_chain_exiting(void);
 
 /* The thread's signal mask, for the interposed sigprocmask/pthread_sigmask: the fault signals
  * (every crash signal but SIGABRT) are blocked virtually, never in the kernel, which would
@@ -155,6 +163,11 @@ int ptrec_kernel_sigmask(int how, const sigset_t *set, sigset_t *old);
  * outside the application's crash handlers running on this thread, they are left (the mask
  * they added goes, the episode ends and the hooks record again).  ASYNC-SIGNAL-SAFE. */
 void ptrec_crash_longjmp(uintptr_t sp);
+
+/* Called from the thread's exit destructor: the application's handlers running on it are left
+ * as by a jump above every frame (ptrec_crash_longjmp), its held-back signals handled as by
+ * ptrec_chain_exiting.  ASYNC-SIGNAL-SAFE. */
+void ptrec_crash_thread_exit(void);
 
 /* Called by the interposed exit functions: when the calling thread is inside the application's
  * handler of a crash, writes the dump (the first fault's) before the process exits.

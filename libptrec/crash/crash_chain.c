@@ -61,6 +61,8 @@ static int restorer_known;          /* glibc_restorer is valid */
  * finds blocked kills with SIG_DFL, past libptrec).  And those sent while blocked. */
 static __thread unsigned vblocked __attribute__((tls_model("initial-exec")));
 static __thread unsigned vpending __attribute__((tls_model("initial-exec")));
+static __thread unsigned vpending_proc __attribute__((tls_model("initial-exec"))); /* of them,
+                                                 sent to the process (kill, sigqueue) */
 
 /* The application handlers running on this thread, innermost last: their stack range and the
  * virtual mask before them, so a handler left with siglongjmp is noticed and its mask undone. */
@@ -156,6 +158,7 @@ static void deliver_unblocked(void)
 		if (!(vpending & ~vblocked & (1u << i)))
 			continue;
 		vpending &= ~(1u << i);
+		vpending_proc &= ~(1u << i);
 		syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)ptrec_crash_signals[i]);
 	}
 }
@@ -198,28 +201,75 @@ unsigned ptrec_chain_thread_mask(void)
 	return vblocked & FORCED_BITS;
 }
 
-void ptrec_chain_left(uintptr_t sp)
+/* Leaves the application handler levels of this thread above depth: the virtual mask is again
+ * outer (the one before the outermost of them), signals sent while they blocked them are
+ * delivered, and the alternate stack is made whole again (full: as it was before the outermost
+ * level that shrank it, NULL when none did).  The order of the last two is the one difference
+ * between the ways a level ends:
+ * - returned (abandoned = 0): libptrec's frame still lives on the alternate stack above the
+ *   shrunk part; the signals are delivered first, so their handler lands below that frame, and
+ *   counts as inside the level it returned from;
+ * - abandoned (1, left by a jump: the frames above the target are dead, and the code that runs
+ *   next may be on the alternate stack): it is made whole first, then the signals come, as
+ *   they would at the kernel's mask change inside siglongjmp.
+ * Leaving the last level registers the rseq area paused for it again (rseq_pause.c).
+ * sigaltstack is refused (EPERM) while we run on the alternate stack: it then stays shrunk. */
+static void levels_leave(int depth, unsigned outer, const stack_t *full, int abandoned)
 {
-	int popped = 0;
-	while (vdepth > 0 && vdepth <= VFRAMES) {
-		const struct vframe *f = &vframes[vdepth - 1];
-		if (sp >= f->lo && sp < f->hi)
-			break;
-		vblocked = f->outer; /* siglongjmp restores the mask from before the handler */
-		if (f->shrunk) /* refused (EPERM) while we run on it: then it stays shrunk */
-			sigaltstack(&f->full, NULL);
-		vdepth--;
-		popped = 1;
-	}
-	if (popped)
-		deliver_unblocked();
-	if (vdepth == 0)
+	vblocked = outer;
+	vdepth = depth;
+	if (abandoned && full)
+		sigaltstack(full, NULL);
+	deliver_unblocked();
+	if (depth == 0)
 		ptrec_rseq_resume();
+	if (!abandoned && full)
+		sigaltstack(full, NULL);
 }
 
-void ptrec_chain_defer(int i)
+void ptrec_chain_left(uintptr_t sp)
+{
+	int depth = vdepth;
+	const stack_t *full = NULL;
+
+	if (depth > VFRAMES)
+		return; /* levels beyond the frames kept are never judged */
+	for (; depth > 0; depth--) {
+		const struct vframe *f = &vframes[depth - 1];
+		if (sp >= f->lo && sp < f->hi)
+			break;
+		if (f->shrunk)
+			full = &f->full;
+	}
+	if (depth < vdepth)
+		levels_leave(depth, vframes[depth].outer, full, 1);
+}
+
+void ptrec_chain_defer(int i, const siginfo_t *info)
 {
 	vpending |= 1u << i;
+	if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE))
+		vpending_proc |= 1u << i;
+}
+
+void ptrec_chain_exiting(void)
+{
+	unsigned proc = vpending_proc;
+	uint64_t set = 0; /* the kernel's set (bit s-1 for signal s): no libc or sanitizer
+	                     function writes to this stack, which the abandoned handler left
+	                     poisoned for AddressSanitizer */
+
+	vpending = vpending_proc = 0;
+	ptrec_chain_left(UINTPTR_MAX);
+	if (!proc)
+		return;
+	for (int i = 0; i < PTREC_NCRASH; i++)
+		if (proc & (1u << i))
+			set |= 1ull << (ptrec_crash_signals[i] - 1);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, NULL, sizeof(set));
+	for (int i = 0; i < PTREC_NCRASH; i++)
+		if (proc & (1u << i))
+			kill(getpid(), ptrec_crash_signals[i]);
 }
 
 /* Calls fn(arg) with the stack pointer at top (aligned down to 16), then returns normally.
@@ -267,16 +317,16 @@ struct app_call {
 static void app_call_run(void *p)
 {
 	struct app_call *c = p;
-	unsigned outer = vblocked;
+	struct vframe level = {c->lo, c->hi, vblocked, c->shrink, c->full};
 	int depth = vdepth;
 	sigset_t saved;
 
 	if (c->shrink)
 		sigaltstack(&c->shrunk, NULL);
 	if (depth < VFRAMES)
-		vframes[depth] = (struct vframe){c->lo, c->hi, outer, c->shrink, c->full};
+		vframes[depth] = level;
 	vdepth = depth + 1;
-	vblocked = outer | c->vmask;
+	vblocked = level.outer | c->vmask;
 	/* the application's handler may rewrite the TCB (a memory test): rseq_pause.c */
 	if (depth == 0)
 		ptrec_rseq_pause();
@@ -286,17 +336,7 @@ static void app_call_run(void *p)
 	else
 		c->act->sa_handler(c->signo);
 	ptrec_kernel_sigmask(SIG_SETMASK, &saved, NULL);
-	vblocked = outer;
-	vdepth = depth;
-	/* Signals sent while virtually blocked are delivered now, as the kernel would at the
-	 * handler's return; still below our frame, so they count as inside this handler, and
-	 * before the alternate stack is whole again, so their handler lands below our frame
-	 * instead of on it. */
-	deliver_unblocked();
-	if (depth == 0)
-		ptrec_rseq_resume();
-	if (c->shrink)
-		sigaltstack(&c->full, NULL);
+	levels_leave(depth, level.outer, c->shrink ? &c->full : NULL, 0);
 }
 
 /* 1 when a SIGSEGV at si_addr is the interrupted stack running out below sp. */

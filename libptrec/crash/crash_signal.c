@@ -376,14 +376,28 @@ void ptrec_crash_exiting(void)
 	dump_once(vault.v.signo, &vault.v.info, &vault.v.uc);
 }
 
+/* Ends this thread's episode when sp lies outside the application handler it runs. */
+static void episode_left(uintptr_t sp)
+{
+	int tid = atomic_load(&episode.tid); /* 0 nearly always: no gettid then */
+	if (tid && tid == (int)ptrec_gettid() && episode.depth > 0 && !inside_app_handler(sp))
+		episode_end(); /* the handler is left: recording goes on at once */
+}
+
 void ptrec_crash_longjmp(uintptr_t sp)
 {
 	if (!installed)
 		return;
 	ptrec_chain_left(sp);
-	int tid = atomic_load(&episode.tid); /* 0 nearly always: no gettid then */
-	if (tid && tid == (int)ptrec_gettid() && episode.depth > 0 && !inside_app_handler(sp))
-		episode_end(); /* the handler is left: recording goes on at once */
+	episode_left(sp);
+}
+
+void ptrec_crash_thread_exit(void)
+{
+	if (!installed)
+		return;
+	ptrec_chain_exiting();
+	episode_left(UINTPTR_MAX);
 }
 
 /* ---- the handler -------------------------------------------------------------------------- */
@@ -480,7 +494,7 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		if (forced_fault(signo, info))
 			die(signo, info, uc);
 		else
-			ptrec_chain_defer(i);
+			ptrec_chain_defer(i, info);
 		goto out;
 	}
 	ptrec_chain_get(i, &act);

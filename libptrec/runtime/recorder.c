@@ -193,7 +193,8 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 	ptrec_thread_attach();
 	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS)) {
 		ptrec_interpose_resolve();
-		ptrec_signals_install();
+		if (ptrec_signals_install() == 0)
+			ptrec_interpose_adopt();
 	}
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
@@ -207,8 +208,10 @@ PTREC_API int ptrec_shutdown(void)
 		return -PTREC_ESTATE;
 	}
 	ptrec_snap_writer_stop();
-	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS))
+	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS)) {
+		ptrec_interpose_release();
 		ptrec_signals_restore();
+	}
 	ptrec_registry_shutdown();
 	atomic_store(&ptrec_crash.armed, 0);
 	atomic_store(&ptrec_rec.initialized, 0);

@@ -64,6 +64,19 @@ int ptrec_backend_choose(const struct ptrec_backend_ops *const *cands, size_t n,
 /* Looks up libc's functions behind the interposed ones (also done at load time). */
 void ptrec_interpose_resolve(void);
 
+/* At ptrec_init, once libptrec's crash handlers are installed: what the application set up
+ * before is treated as if it were set after.  The handlers of other signals lose the fault
+ * signals from their mask in the kernel (a fault inside one would otherwise kill with SIG_DFL,
+ * past libptrec) and still read back as set; the fault signals the calling thread's mask blocks
+ * are blocked virtually instead of in the kernel.  Threads other than the caller keep their
+ * kernel mask (nothing can change it from outside). */
+void ptrec_interpose_adopt(void);
+
+/* At ptrec_shutdown, before the crash handlers go: the kernel gets back the masks of other
+ * signals' handlers as the application set them, and the calling thread's fault signals
+ * blocked virtually. */
+void ptrec_interpose_release(void);
+
 /* ---- preload.c ------------------------------------------------------------------------- */
 
 /* Gives the report child (ptrec_report_env_prepare) this process's environment without

@@ -7,7 +7,9 @@
  *   and the kernel keeps libptrec's handler; reading an action back returns exactly what the
  *   application set, as the kernel would have kept it.  For the other signals the fault
  *   signals (every crash signal but SIGABRT) are taken out of a handler's sa_mask (a fault inside
- *   the handler would otherwise kill with SIG_DFL, past libptrec) and read back as set.
+ *   the handler would otherwise kill with SIG_DFL, past libptrec) and read back as set; handlers
+ *   installed before ptrec_init are adopted the same way (ptrec_interpose_adopt), and get their
+ *   whole mask back at ptrec_shutdown.
  * - sigprocmask, pthread_sigmask: while libptrec's handlers are installed, the fault signals
  *   (every crash signal but SIGABRT) a thread blocks are blocked virtually (crash/crash_chain.c),
  *   not in the kernel, which would kill at a fault it finds blocked with SIG_DFL, past libptrec
@@ -116,6 +118,51 @@ static int other_sigaction(int sig, const struct sigaction *act, struct sigactio
 	if (act)
 		atomic_store(&held[sig], bits);
 	return 0;
+}
+
+/* 1 for a handler (not SIG_DFL or SIG_IGN), whose mask the kernel applies. */
+static int is_handler(const struct sigaction *a)
+{
+	return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
+}
+
+void ptrec_interpose_adopt(void)
+{
+	struct sigaction cur;
+	sigset_t mask;
+	unsigned bits;
+
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP || ptrec_chain_index(sig) >= 0 ||
+		    ptrec_real_sigaction(sig, NULL, &cur) != 0 || !is_handler(&cur))
+			continue;
+		bits = ptrec_chain_strip(&cur.sa_mask);
+		if (bits && ptrec_real_sigaction(sig, &cur, NULL) == 0)
+			atomic_store(&held[sig], bits);
+	}
+	if (ptrec_kernel_sigmask(SIG_BLOCK, NULL, &mask) != 0)
+		return;
+	bits = ptrec_chain_strip(&mask);
+	if (bits && ptrec_kernel_sigmask(SIG_SETMASK, &mask, NULL) == 0)
+		ptrec_chain_mask(SIG_BLOCK, bits);
+}
+
+void ptrec_interpose_release(void)
+{
+	struct sigaction cur;
+	sigset_t mask;
+
+	for (int sig = 1; sig < NSIG; sig++) {
+		unsigned bits = atomic_exchange(&held[sig], 0);
+		if (!bits || ptrec_real_sigaction(sig, NULL, &cur) != 0 || !is_handler(&cur))
+			continue;
+		ptrec_chain_unstrip(&cur.sa_mask, bits);
+		ptrec_real_sigaction(sig, &cur, NULL);
+	}
+	sigemptyset(&mask);
+	ptrec_chain_unstrip(&mask, ptrec_chain_thread_mask());
+	ptrec_kernel_sigmask(SIG_BLOCK, &mask, NULL);
+	ptrec_chain_mask(SIG_SETMASK, 0); /* signals sent meanwhile wait in the kernel now */
 }
 
 PTREC_API WEAK int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

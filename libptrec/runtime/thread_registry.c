@@ -166,8 +166,9 @@ static void exit_destructor(void *p)
 {
 	(void)p;
 	/* Ended inside an application crash handler (pthread_exit there): that fault was handled
-	 * by ending the thread, as if the handler were left by a jump to above every frame. */
-	ptrec_crash_longjmp(UINTPTR_MAX);
+	 * by ending the thread, as if the handler were left by a jump to above every frame; the
+	 * signals it held back go as the kernel's pending signals of a dying thread go. */
+	ptrec_crash_thread_exit();
 	ptrec_thread_detach();
 }
 

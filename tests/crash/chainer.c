@@ -41,9 +41,18 @@
  *                   ends the faulting worker with pthread_exit; main joins it; then
  *                   ptrec_status must count one attached thread and none untraced, and the
  *                   real crash follows
+ *   exit_pending    a worker's SIGSEGV handler (SIGSEGV blocked while it runs) sends SIGSEGV
+ *                   to its thread and to the process (main blocks it in the kernel), then
+ *                   pthread_exit: the thread's one must be dropped (else exit 94), the
+ *                   process's must reach main once it unblocks (else exit 93); then the real
+ *                   crash follows
  *   abort_ignored   SIGABRT ignored, then abort() (which resets it to SIG_DFL and kills)
  *   in_sigalrm      a SIGALRM handler whose sa_mask holds every signal faults; first the mask
  *                   must read back whole (else exit 95)
+ *   sigalrm_before_init  the same, the SIGALRM handler installed before ptrec_init
+ *   blocked_before_init  main blocks every signal before ptrec_init (a server that takes its
+ *                   signals with sigwait), then faults; first its mask must read back with
+ *                   SIGSEGV blocked (else exit 95)
  *   blocked_worker  a worker started with every signal blocked (as thread pools do) crashes;
  *                   first its mask must read back with SIGSEGV blocked (else exit 95)
  *   assert_path     handlers installed; an assertion resets them to SIG_DFL and abort()s
@@ -560,6 +569,80 @@ __attribute__((noinline)) static void crash_thread_exit(void)
 	crash_after_guards();
 }
 
+/* ---- a thread ends inside its crash handler with SIGSEGVs held back ----------------------- */
+
+static pid_t main_tid;
+static volatile int proc_signal_on_main;
+static volatile int go;
+
+/* SIGSEGV (flags SA_SIGINFO: blocked while it runs).  A worker's guard fault sends SIGSEGV to
+ * the thread and to the process, both held back while the handler runs, and ends the thread.
+ * The kernel drops a dying thread's own pending signals and gives the process's to another
+ * thread: here main, once it unblocks SIGSEGV. */
+static void exit_pending_handler(int sig, siginfo_t *info, void *uc)
+{
+	char *a = info->si_addr;
+
+	if (info->si_code == SI_TKILL) {
+		say("chainer: a SIGSEGV sent to a thread outlived the thread\n");
+		_exit(94);
+	}
+	if (info->si_code == SI_USER) {
+		if ((pid_t)syscall(SYS_gettid) != main_tid) {
+			say("chainer: the SIGSEGV sent to the process ran on the ending thread\n");
+			_exit(94);
+		}
+		proc_signal_on_main = 1;
+		return;
+	}
+	if (in_toucher && a >= guard && a < guard + page_size) {
+		pthread_kill(pthread_self(), SIGSEGV);
+		kill(getpid(), SIGSEGV); /* main blocks it in the kernel: it comes to this thread */
+		pthread_exit(NULL);
+	}
+	guard_handler(sig, info, uc); /* not ours: SIG_DFL */
+}
+
+static void *pending_toucher(void *arg)
+{
+	(void)arg;
+	while (!go)
+		usleep(100);
+	in_toucher = 1;
+	touch_guard(2);
+	return NULL;
+}
+
+/* main's own SIGSEGV mask in the kernel, past libptrec (a thread whose kernel mask blocks it,
+ * like one started before ptrec_init). */
+static void kernel_block_segv(int how)
+{
+	uint64_t set = 1ull << (SIGSEGV - 1);
+	syscall(SYS_rt_sigprocmask, how, &set, NULL, 8);
+}
+
+__attribute__((noinline)) static void crash_exit_pending(void)
+{
+	pthread_t t;
+
+	main_tid = (pid_t)syscall(SYS_gettid);
+	guard_setup();
+	install(SIGSEGV, exit_pending_handler, SA_SIGINFO);
+	if (pthread_create(&t, NULL, pending_toucher, NULL) != 0)
+		exit(99);
+	kernel_block_segv(SIG_BLOCK);
+	go = 1;
+	pthread_join(t, NULL);
+	kernel_block_segv(SIG_UNBLOCK);
+	if (!proc_signal_on_main) {
+		say("chainer: the SIGSEGV sent to the process was lost with the thread\n");
+		exit(93);
+	}
+	say("chainer: the SIGSEGV sent to the process reached main\n");
+	signal(SIGSEGV, SIG_DFL);
+	crash_after_guards();
+}
+
 /* ---- abort() with SIGABRT ignored -------------------------------------------------------- */
 
 __attribute__((noinline)) static void crash_abort_ignored(void)
@@ -581,14 +664,22 @@ static void alarm_handler(int sig)
 	crash_in_alarm();
 }
 
-__attribute__((noinline)) static void crash_in_sigalrm(void)
+/* Installs alarm_handler for SIGALRM with every signal in its mask. */
+static void install_alarm(void)
 {
-	struct sigaction act, back;
+	struct sigaction act;
 
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = alarm_handler;
 	sigfillset(&act.sa_mask);
 	sigaction(SIGALRM, &act, NULL);
+}
+
+/* SIGALRM's mask must read back whole (else exit 95), then the alarm rings. */
+__attribute__((noinline)) static void crash_in_sigalrm(void)
+{
+	struct sigaction back;
+
 	sigaction(SIGALRM, NULL, &back);
 	if (sigismember(&back.sa_mask, SIGSEGV) != 1 || sigismember(&back.sa_mask, SIGTERM) != 1)
 		exit(95);
@@ -624,6 +715,32 @@ __attribute__((noinline)) static void crash_blocked_worker(void)
 		exit(99);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_join(t, NULL);
+}
+
+/* ---- main blocks every signal before ptrec_init (servers that take signals with sigwait) --- */
+
+__attribute__((noinline)) static void crash_in_blocked_main(void)
+{
+	*(volatile int *)addr_wild = 5;
+}
+
+static void block_all(void)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+}
+
+/* The mask must read back with SIGSEGV blocked (else exit 95), then main faults. */
+__attribute__((noinline)) static void crash_blocked_main(void)
+{
+	sigset_t now;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	if (sigismember(&now, SIGSEGV) != 1 || sigismember(&now, SIGTERM) != 1)
+		exit(95);
+	crash_in_blocked_main();
 }
 
 /* ---- an assertion path that resets to SIG_DFL and aborts ------------------------------------ */
@@ -739,11 +856,21 @@ __attribute__((noinline)) static int transparency(void)
 		      "the kernel's handler is libptrec's");
 		signal(sig, SIG_DFL);
 	}
-	/* After ptrec_shutdown the kernel holds the application's action. */
+	/* After ptrec_shutdown the kernel holds the application's action, and the whole mask of
+	 * other signals' handlers (libptrec kept the fault signals out of it). */
 	signal(SIGSEGV, plain_handler);
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = plain_handler;
+	sigfillset(&a.sa_mask);
+	sigaction(SIGUSR2, &a, NULL);
+	kernel_get(SIGUSR2, &k);
+	check(!(k.mask & (1ull << (SIGSEGV - 1))), "SIGSEGV is kept out of a handler's kernel mask");
 	ptrec_shutdown();
 	kernel_get(SIGSEGV, &k);
 	check(k.handler == (void *)plain_handler, "ptrec_shutdown gives the kernel the app's action");
+	kernel_get(SIGUSR2, &k);
+	check((k.mask & (1ull << (SIGSEGV - 1))) && (k.mask & (1ull << (SIGTERM - 1))),
+	      "ptrec_shutdown gives the kernel a handler's whole mask");
 	if (failures)
 		return 1;
 	say("chainer: transparent\n");
@@ -779,9 +906,12 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "assert_path")) crash_assert_path();
 	else if (!strcmp(c, "longjmp")) crash_longjmp();
 	else if (!strcmp(c, "thread_exit")) crash_thread_exit();
+	else if (!strcmp(c, "exit_pending")) crash_exit_pending();
 	else if (!strcmp(c, "blocked_worker")) crash_blocked_worker();
 	else if (!strcmp(c, "abort_ignored")) crash_abort_ignored();
-	else if (!strcmp(c, "in_sigalrm")) crash_in_sigalrm();
+	else if (!strcmp(c, "in_sigalrm")) { install_alarm(); crash_in_sigalrm(); }
+	else if (!strcmp(c, "sigalrm_before_init")) crash_in_sigalrm();
+	else if (!strcmp(c, "blocked_before_init")) crash_blocked_main();
 	else if (!strcmp(c, "transparency")) exit(transparency());
 	else {
 		fprintf(stderr, "chainer: unknown case %s\n", c);
@@ -799,6 +929,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "before_init"))
 		set_all(redis_handler, SA_NODEFER | SA_RESETHAND);
+	if (!strcmp(argv[1], "sigalrm_before_init"))
+		install_alarm();
+	if (!strcmp(argv[1], "blocked_before_init"))
+		block_all();
 	sigaction(SIGSEGV, NULL, &before);
 	int r = ptrec_init(NULL);
 	if (r != 0) {
