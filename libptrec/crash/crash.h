@@ -73,6 +73,10 @@ unsigned ptrec_freeze_all(struct ptrec_thread **list);
 int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontext,
                            enum ptrec_dump_event event, const char *reason);
 
+/* Maps, at ptrec_init, the stack ptrec_crash_dump_owned writes the dump on (whatever stack the
+ * crash signal came on).  Idempotent; without it the dump is written on the stack at hand. */
+void ptrec_crash_stack_prepare(void);
+
 /* Forgets a crash begun in the parent: called in a fork child by the runtime. */
 void ptrec_crash_reset_after_fork(void);
 
@@ -151,6 +155,10 @@ unsigned ptrec_chain_strip(sigset_t *set);
 void ptrec_chain_unstrip(sigset_t *set, unsigned bits);
 unsigned ptrec_chain_mask(int how, unsigned bits);
 unsigned ptrec_chain_thread_mask(void);
+
+/* Calls fn(arg) with the stack pointer at top (aligned down to 16), then returns normally;
+ * unwinders walk through it (frame pointer and CFI).  ASYNC-SIGNAL-SAFE. */
+void ptrec_call_on_stack(uintptr_t top, void (*fn)(void *), void *arg);
 
 /* Forgets the application handlers of this thread that sp lies outside of (left with
  * siglongjmp): the virtual mask is again the one before them.  ASYNC-SIGNAL-SAFE. */

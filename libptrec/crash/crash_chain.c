@@ -272,10 +272,8 @@ void ptrec_chain_exiting(void)
 			kill(getpid(), ptrec_crash_signals[i]);
 }
 
-/* Calls fn(arg) with the stack pointer at top (aligned down to 16), then returns normally.
- * Frame-pointer based, with CFI, so an unwinder in the application's handler walks through it
- * into libptrec's handler and the signal frame. */
-void ptrec_call_on_stack(uintptr_t top, void (*fn)(void *), void *arg);
+/* ptrec_call_on_stack: frame-pointer based, with CFI, so an unwinder in the application's
+ * handler walks through it into libptrec's handler and the signal frame. */
 __asm__(".text\n"
         ".p2align 4\n"
         ".globl ptrec_call_on_stack\n"

@@ -152,8 +152,61 @@ static void fsize_close(struct fsize_guard *g)
 	ptrec_kernel_sigmask(SIG_SETMASK, &g->mask, NULL);
 }
 
+/* The stack the one dump is written on: a crash may come on a small alternate stack of the
+ * application's (SIGSTKSZ, a language runtime's), which writing the dump would overflow. */
+#define DUMP_STACK ((size_t)256 << 10)
+#define DUMP_GUARD ((size_t)4096) /* x86-64 page */
+static uint8_t *dump_stack; /* its lowest byte, a guard page below; NULL if not mapped */
+
+void ptrec_crash_stack_prepare(void)
+{
+	if (dump_stack)
+		return;
+	uint8_t *p = mmap(NULL, DUMP_STACK + DUMP_GUARD, PROT_NONE,
+	                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	if (mprotect(p + DUMP_GUARD, DUMP_STACK, PROT_READ | PROT_WRITE) != 0) {
+		munmap(p, DUMP_STACK + DUMP_GUARD);
+		return;
+	}
+	dump_stack = p + DUMP_GUARD;
+}
+
+/* One call of dump_owned, to be run on the dump's stack. */
+struct dump_call {
+	int signo;
+	const siginfo_t *info;
+	const void *ucontext;
+	enum ptrec_dump_event event;
+	const char *reason;
+	int r;                 /* what dump_owned returned */
+};
+
+static int dump_owned(int signo, const siginfo_t *info, const void *ucontext,
+                      enum ptrec_dump_event event, const char *reason);
+
+static void dump_call_run(void *p)
+{
+	struct dump_call *c = p;
+	c->r = dump_owned(c->signo, c->info, c->ucontext, c->event, c->reason);
+}
+
 int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontext,
                            enum ptrec_dump_event event, const char *reason)
+{
+	struct dump_call c = {signo, info, ucontext, event, reason, 0};
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+
+	if (dump_stack && !(sp >= (uintptr_t)dump_stack && sp - (uintptr_t)dump_stack < DUMP_STACK))
+		ptrec_call_on_stack((uintptr_t)dump_stack + DUMP_STACK, dump_call_run, &c);
+	else
+		dump_call_run(&c);
+	return c.r;
+}
+
+static int dump_owned(int signo, const siginfo_t *info, const void *ucontext,
+                      enum ptrec_dump_event event, const char *reason)
 {
 	pid_t tid = ptrec_gettid();
 	int report_ok = 0, r = 0;

@@ -176,6 +176,7 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 	                    ptrec_env("XDG_STATE_HOME"), ptrec_env("HOME"));
 	ptrec_syslog_prepare(ptrec_env("PTREC_SYSLOG"));
 	ptrec_report_prepare();
+	ptrec_crash_stack_prepare();
 	ptrec_cpu_fms(&ptrec_crash.cpu_family, &ptrec_crash.cpu_model, &ptrec_crash.cpu_stepping);
 	clock_params_init(ptrec_crash.backend);
 	atomic_store(&ptrec_rec.memory_used, 0);

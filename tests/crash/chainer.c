@@ -46,6 +46,9 @@
  *                   pthread_exit: the thread's one must be dropped (else exit 94), the
  *                   process's must reach main once it unblocks (else exit 93); then the real
  *                   crash follows
+ *   small_altstack  after ptrec_init the server gives main an alternate stack of its own of
+ *                   8 KiB (SIGSTKSZ, as language runtimes do), then faults (SIGSEGV: SIG_DFL)
+ *   small_altstack_overflow  the same, then main's stack overflows (recurse_deep)
  *   abort_ignored   SIGABRT ignored, then abort() (which resets it to SIG_DFL and kills)
  *   in_sigalrm      a SIGALRM handler whose sa_mask holds every signal faults; first the mask
  *                   must read back whole (else exit 95)
@@ -743,6 +746,26 @@ __attribute__((noinline)) static void crash_blocked_main(void)
 	crash_in_blocked_main();
 }
 
+/* ---- the server changes its own alternate signal stack after ptrec_init ------------------ */
+
+static volatile int keep_recursing = 1;
+
+__attribute__((noinline)) static int recurse_deep(int depth)
+{
+	volatile char pad[256];
+	pad[depth & 255] = (char)depth;
+	return keep_recursing ? recurse_deep(depth + 1) + pad[0] : pad[0];
+}
+
+/* Replaces the thread's alternate stack by one of `size` bytes. */
+static void own_altstack(size_t size)
+{
+	stack_t ss = {.ss_sp = malloc(size), .ss_size = size, .ss_flags = 0};
+
+	if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0)
+		exit(99);
+}
+
 /* ---- an assertion path that resets to SIG_DFL and aborts ------------------------------------ */
 
 __attribute__((noinline)) static void server_assert_fail(const char *expr)
@@ -912,6 +935,8 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "in_sigalrm")) { install_alarm(); crash_in_sigalrm(); }
 	else if (!strcmp(c, "sigalrm_before_init")) crash_in_sigalrm();
 	else if (!strcmp(c, "blocked_before_init")) crash_blocked_main();
+	else if (!strcmp(c, "small_altstack")) { own_altstack(8192); crash_write_wild(); }
+	else if (!strcmp(c, "small_altstack_overflow")) { own_altstack(8192); sink = recurse_deep(0); }
 	else if (!strcmp(c, "transparency")) exit(transparency());
 	else {
 		fprintf(stderr, "chainer: unknown case %s\n", c);
