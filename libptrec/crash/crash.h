@@ -77,6 +77,13 @@ int ptrec_crash_dump_owned(int signo, const siginfo_t *info, const void *ucontex
  * crash signal came on).  Idempotent; without it the dump is written on the stack at hand. */
 void ptrec_crash_stack_prepare(void);
 
+/* Marks the calling thread as libptrec's own (the snapshot writer): a crash signal sent to the
+ * process (kill, sigqueue) that the kernel gives it (its mask cannot block the fault signals)
+ * is blocked there and sent to the process again, so another thread takes it or it waits, and
+ * the application's handlers never run on libptrec's thread.  Its own faults and aborts are
+ * crashes as in any thread. */
+void ptrec_crash_own_thread(void);
+
 /* Forgets a crash begun in the parent: called in a fork child by the runtime. */
 void ptrec_crash_reset_after_fork(void);
 

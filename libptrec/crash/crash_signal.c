@@ -508,6 +508,28 @@ static void handle(int i, const struct sigaction *act, int signo, siginfo_t *inf
 		episode_end();
 }
 
+static __thread int own_thread __attribute__((tls_model("initial-exec")));
+
+void ptrec_crash_own_thread(void)
+{
+	own_thread = 1;
+}
+
+/* 1 for a signal sent to the process (kill, sigqueue), not to a thread. */
+static int to_process(const siginfo_t *info)
+{
+	return info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+}
+
+/* On libptrec's own thread: a crash signal sent to the process goes back to it (crash.h). */
+static void pass_on(int signo)
+{
+	uint64_t set = 1ull << (signo - 1); /* the kernel's set, raw as in ptrec_chain_exiting */
+
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, NULL, sizeof(set));
+	kill(getpid(), signo);
+}
+
 static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 {
 	int saved_errno = errno;
@@ -534,6 +556,10 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		wait_for_owner();
 	if (i < 0) {
 		die_now(signo, info, 0);
+		goto out;
+	}
+	if (own_thread && to_process(info)) {
+		pass_on(signo);
 		goto out;
 	}
 	episode_check(signo, uc);

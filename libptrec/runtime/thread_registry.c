@@ -485,19 +485,32 @@ PTREC_API int __wrap_pthread_create(pthread_t *thr, const pthread_attr_t *attr,
 	return create_wrapped(__real_pthread_create, thr, attr, fn, arg);
 }
 
+static void *untraced_main(void *p)
+{
+	struct start_args a = *(struct start_args *)p;
+	free(p);
+	ptrec_crash_own_thread();
+	return a.fn(a.arg);
+}
+
 int ptrec_thread_create_untraced(pthread_t *thr, void *(*fn)(void *), void *arg)
 {
 	pthread_create_fn real = real_pthread_create();
+	struct start_args *a;
 	sigset_t all, old;
 
 	if (!real)
 		real = __real_pthread_create;
-	if (!real)
+	if (!real || !(a = malloc(sizeof(*a))))
 		return EAGAIN;
+	a->fn = fn;
+	a->arg = arg;
 	/* The new thread inherits the creator's mask: block everything only for the call. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = real(thr, NULL, fn, arg);
+	int r = real(thr, NULL, untraced_main, a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		free(a);
 	return r;
 }

@@ -46,6 +46,10 @@
  *                   pthread_exit: the thread's one must be dropped (else exit 94), the
  *                   process's must reach main once it unblocks (else exit 93); then the real
  *                   crash follows
+ *   own_thread      a snapshot starts libptrec's writer thread; main blocks SIGBUS in the
+ *                   kernel, and the process is sent SIGBUS: the application's SIGBUS handler
+ *                   must not run on libptrec's thread (else exit 94) and must run on main once
+ *                   it unblocks (else exit 93); then the real crash follows
  *   small_altstack  after ptrec_init the server gives main an alternate stack of its own of
  *                   8 KiB (SIGSTKSZ, as language runtimes do), then faults (SIGSEGV: SIG_DFL)
  *   small_altstack_overflow  the same, then main's stack overflows (recurse_deep)
@@ -616,11 +620,11 @@ static void *pending_toucher(void *arg)
 	return NULL;
 }
 
-/* main's own SIGSEGV mask in the kernel, past libptrec (a thread whose kernel mask blocks it,
- * like one started before ptrec_init). */
-static void kernel_block_segv(int how)
+/* Blocks or unblocks sig in the calling thread's kernel mask, past libptrec (a thread whose
+ * kernel mask blocks it, like one started before ptrec_init). */
+static void kernel_block(int sig, int how)
 {
-	uint64_t set = 1ull << (SIGSEGV - 1);
+	uint64_t set = 1ull << (sig - 1);
 	syscall(SYS_rt_sigprocmask, how, &set, NULL, 8);
 }
 
@@ -633,10 +637,10 @@ __attribute__((noinline)) static void crash_exit_pending(void)
 	install(SIGSEGV, exit_pending_handler, SA_SIGINFO);
 	if (pthread_create(&t, NULL, pending_toucher, NULL) != 0)
 		exit(99);
-	kernel_block_segv(SIG_BLOCK);
+	kernel_block(SIGSEGV, SIG_BLOCK);
 	go = 1;
 	pthread_join(t, NULL);
-	kernel_block_segv(SIG_UNBLOCK);
+	kernel_block(SIGSEGV, SIG_UNBLOCK);
 	if (!proc_signal_on_main) {
 		say("chainer: the SIGSEGV sent to the process was lost with the thread\n");
 		exit(93);
@@ -644,6 +648,48 @@ __attribute__((noinline)) static void crash_exit_pending(void)
 	say("chainer: the SIGSEGV sent to the process reached main\n");
 	signal(SIGSEGV, SIG_DFL);
 	crash_after_guards();
+}
+
+/* ---- a crash signal sent to the process while libptrec's snapshot writer thread runs ------ */
+
+static volatile int bus_on_main;
+
+static void bus_handler(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig, (void)uc;
+	if ((pid_t)syscall(SYS_gettid) != main_tid) {
+		say("chainer: the application's SIGBUS handler ran on libptrec's thread\n");
+		_exit(94);
+	}
+	if (info->si_code == SI_USER)
+		bus_on_main = 1;
+}
+
+__attribute__((noinline)) static void crash_own_thread(void)
+{
+	char path[4096];
+
+	main_tid = (pid_t)syscall(SYS_gettid);
+	install(SIGBUS, bus_handler, SA_SIGINFO);
+	/* A snapshot starts libptrec's writer thread; its files are not this test's dump. */
+	if (ptrec_snapshot_path("start the writer", path, sizeof(path)) != 0 ||
+	    ptrec_snapshot_flush(20000) != 0 || strlen(path) < 5)
+		exit(99);
+	unlink(path);
+	path[strlen(path) - 4] = '\0';
+	unlink(path);
+	kernel_block(SIGBUS, SIG_BLOCK); /* the kernel gives the signal to another thread */
+	kill(getpid(), SIGBUS);
+	usleep(200000);
+	kernel_block(SIGBUS, SIG_UNBLOCK);
+	for (int i = 0; i < 1000 && !bus_on_main; i++)
+		usleep(10000); /* the writer may pass it on only now (a loaded machine) */
+	if (!bus_on_main) {
+		say("chainer: the SIGBUS sent to the process was lost\n");
+		exit(93);
+	}
+	say("chainer: the SIGBUS sent to the process reached main\n");
+	crash_write_wild();
 }
 
 /* ---- abort() with SIGABRT ignored -------------------------------------------------------- */
@@ -930,6 +976,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "longjmp")) crash_longjmp();
 	else if (!strcmp(c, "thread_exit")) crash_thread_exit();
 	else if (!strcmp(c, "exit_pending")) crash_exit_pending();
+	else if (!strcmp(c, "own_thread")) crash_own_thread();
 	else if (!strcmp(c, "blocked_worker")) crash_blocked_worker();
 	else if (!strcmp(c, "abort_ignored")) crash_abort_ignored();
 	else if (!strcmp(c, "in_sigalrm")) { install_alarm(); crash_in_sigalrm(); }
