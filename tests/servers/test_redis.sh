@@ -7,41 +7,18 @@
 # dead of SIGSEGV as Redis meant, and exactly one ptrec dump and report, whose stack is Redis's
 # command path.  (Each of these broke once: Redis hung in killThreads; the memory test's
 # pattern in the rseq area made the kernel kill it with no dump, at 2-3 crashes in 30.)
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
-: "${top_builddir:?}" "${PTREC_TOOL:?}"
 if [ -z "${REDIS_SERVER:-}" ] || [ -z "${REDIS_CLI:-}" ]; then
 	echo "SKIP: configure found no redis-server and redis-cli (Debian package redis-server)"
 	exit 77
 fi
-if [ -n "${SAN_LDFLAGS:-}" ]; then
-	# The sanitizer build's libptrec.so needs the ASan runtime preloaded before Redis's
-	# jemalloc, which then no longer serves Redis's allocations: not the server an operator
-	# runs.  The crash path's sanitizer coverage comes from the chain tests.
-	echo "SKIP: sanitizer build (ASan would replace Redis's allocator)"
-	exit 77
-fi
-soname=$(sed -n 's/^#define PTREC_SONAME "\(.*\)"$/\1/p' "$top_builddir/config.h")
-PTREC_PRELOAD_LIB="$top_builddir/libptrec/.libs/$soname"
-export PTREC_PRELOAD_LIB
-unset PTREC_DIR PTREC_BACKEND PTREC_FLAGS PTREC_RING_SIZE PTREC_PRELOAD LD_PRELOAD \
-	STATE_DIRECTORY LOGS_DIRECTORY
-export PTREC_SYSLOG=none
-
-work=$(mktemp -d "$top_builddir/tests/redis.XXXXXX") || exit 99
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir "$work/dumps"
+. "$top_srcdir/tests/servers/server_common.sh"
 
 (cd "$work" && exec "$PTREC_TOOL" run --dir "$work/dumps" --report-timeout 30000 -- \
 	"$REDIS_SERVER" --port 0 --unixsocket "$work/sock" --save "" --appendonly no \
 	--daemonize no --enable-debug-command local --logfile "$work/redis.log" --dir "$work") \
 	>"$work/out" 2>"$work/err" &
 pid=$!
+server=$pid
 for _ in $(seq 1 100); do
 	[ -S "$work/sock" ] && break
 	kill -0 "$pid" 2>/dev/null || break
@@ -52,34 +29,19 @@ done
 [ "$("$REDIS_CLI" -s "$work/sock" set request 42 2>&1)" = OK ] || fail "SET failed"
 "$REDIS_CLI" -s "$work/sock" debug segfault >/dev/null 2>&1
 
-# Redis's handler takes a few seconds (its memory test); a hang fails after 120 s
-(sleep 120; kill -KILL "$pid" 2>/dev/null; echo hung >"$work/hung") >/dev/null 2>&1 </dev/null &
-dog=$!
-wait "$pid"
-status=$?
-kill "$dog" 2>/dev/null
-pid=
+# Redis's handler takes a few seconds (its memory test)
+wait_server 120 "hung in its crash handler"
 echo "--- redis-server (status $status), stderr:"; cat "$work/err"
 echo "--- its log, from the bug report:"; sed -n '/REDIS BUG REPORT START/,$p' "$work/redis.log" | grep -v '^\*\*\* Preparing'
-[ ! -e "$work/hung" ] || fail "redis-server hung in its crash handler: killed after 120 s"
 [ "$status" -eq 139 ] || fail "exit status $status, expected 139 (killed by SIGSEGV, as Redis re-raises it)"
 
 grep -q 'crashed by signal: 11' "$work/redis.log" || fail "Redis's own crash report did not start"
 grep -q '^Fast memory test PASSED' "$work/redis.log" || fail "Redis's memory test did not finish"
 grep -q 'REDIS BUG REPORT END' "$work/redis.log" || fail "Redis's own crash report was cut short"
 
-[ "$(grep -c '^ptrec: SIGSEGV in pid ' "$work/err")" -eq 1 ] || fail "expected one ptrec line on stderr"
-set -- "$work"/dumps/ptrec.*.ptrec
-[ $# -eq 1 ] && [ -f "$1" ] || fail "expected exactly one dump in --dir, found: $*"
-dump=$1
-[ "$(stat -c %a "$dump")" = 600 ] || fail "the dump's mode is $(stat -c %a "$dump"), not 600"
-report=$dump.txt
-[ -f "$report" ] || fail "no report beside the dump"
-echo "--- report"; cat "$report"
-grep -q '^event: *crash, signal SIGSEGV (11)' "$report" || fail "the report does not name the crash"
+one_dump "$server" "$work/err"
 grep -q '^symbol: *debugCommand+' "$report" || fail "the faulting instruction is not in debugCommand"
 # the crashing thread's unwound stack: DEBUG's handler called from the command path
-stack=$(sed -n '/\[crashed\]/,/^$/p' "$report" | sed -n 's/^  #[0-9]* *0x[0-9a-f]* \([A-Za-z_][A-Za-z0-9_]*\)+.*/\1/p' | tr '\n' ' ')
 case "$stack" in
 *"debugCommand call processCommand processInputBuffer readQueryFromClient "*"aeMain main "*) ;;
 *) fail "the crashing thread's stack is not Redis's command path: $stack" ;;

@@ -1,0 +1,58 @@
+# server_common.sh — shared steps of the real-server tests (sourced by tests/servers/test_*.sh):
+# the build tree's libptrec.so preloaded by `ptrec run`, a scratch folder $work (removed at
+# exit, with the server killed if it still runs: set $pid), and the checks of the one dump.
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+: "${top_builddir:?}" "${PTREC_TOOL:?}"
+if [ -n "${SAN_LDFLAGS:-}" ]; then
+	# The sanitizer build's libptrec.so needs the ASan runtime preloaded first, which would
+	# replace the server's allocator: not the server an operator runs.  The crash path's
+	# sanitizer coverage comes from the chain tests.
+	echo "SKIP: sanitizer build (ASan would be preloaded into the server)"
+	exit 77
+fi
+soname=$(sed -n 's/^#define PTREC_SONAME "\(.*\)"$/\1/p' "$top_builddir/config.h")
+PTREC_PRELOAD_LIB="$top_builddir/libptrec/.libs/$soname"
+export PTREC_PRELOAD_LIB
+unset PTREC_DIR PTREC_BACKEND PTREC_FLAGS PTREC_RING_SIZE PTREC_PRELOAD LD_PRELOAD \
+	STATE_DIRECTORY LOGS_DIRECTORY
+export PTREC_SYSLOG=none
+
+work=$(mktemp -d "$top_builddir/tests/server.XXXXXX") || exit 99
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$work/dumps"
+
+# wait_server SECONDS WHAT: waits for $pid to end (killing it after SECONDS), sets $status.
+wait_server() {
+	(sleep "$1"; kill -KILL "$pid" 2>/dev/null; echo hung >"$work/hung") >/dev/null 2>&1 </dev/null &
+	dog=$!
+	wait "$pid"
+	status=$?
+	kill "$dog" 2>/dev/null
+	pid=
+	[ ! -e "$work/hung" ] || fail "the server $2: killed after $1 s"
+}
+
+# one_dump VICTIM STDERR: exactly one ptrec line (in STDERR) and one 0600 dump in $work/dumps,
+# both of pid VICTIM, with its report, which names a SIGSEGV; sets $report and $stack (the
+# crashed thread's unwound frames with a symbol name, innermost first, space-separated).
+one_dump() {
+	[ "$(grep -c '^ptrec: SIGSEGV in pid ' "$2")" -eq 1 ] || fail "expected exactly one ptrec line"
+	grep -q "^ptrec: SIGSEGV in pid $1 " "$2" || fail "the ptrec line is not of pid $1"
+	set -- "$work"/dumps/ptrec.*.ptrec "$1"
+	[ $# -eq 2 ] && [ -f "$1" ] || fail "expected exactly one dump in --dir"
+	case "$1" in *".$2."*) ;; *) fail "the dump $1 is not of pid $2" ;; esac
+	[ "$(stat -c %a "$1")" = 600 ] || fail "the dump's mode is $(stat -c %a "$1"), not 600"
+	report=$1.txt
+	[ -f "$report" ] || fail "no report beside the dump"
+	echo "--- report"; cat "$report"
+	grep -q "^pid: *$2 " "$report" || fail "the report is not of pid $2"
+	grep -q '^event: *crash, signal SIGSEGV (11)' "$report" || fail "the report does not name the crash"
+	stack=$(sed -n '/\[crashed\]/,/^$/p' "$report" |
+		sed -n 's/^  #[0-9]* *0x[0-9a-f]* \([A-Za-z_][A-Za-z0-9_]*\)+.*/\1/p' | tr '\n' ' ')
+}
