@@ -51,21 +51,25 @@ static void usage(FILE *f)
 	        PTREC_LIBDIR, PTREC_SONAME);
 }
 
-/* The library to preload when neither --lib nor PTREC_PRELOAD_LIB names one: run from its
- * build tree (libptrec/tool/ptrec), ptrec takes the library built with it (libptrec/.libs),
- * else the installed one.  buf holds the path when it is the build tree's. */
-static const char *default_lib(char *buf, size_t cap)
+/* This ptrec's own path (/proc/self/exe) into self; returns self, or NULL when unreadable. */
+static const char *self_path(char *self, size_t cap)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash = NULL;
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-	}
+	ssize_t n = readlink("/proc/self/exe", self, cap - 1);
+	if (n <= 0 || (size_t)n >= cap - 1)
+		return NULL;
+	self[n] = '\0';
+	return self;
+}
+
+/* The library to preload when neither --lib nor PTREC_PRELOAD_LIB names one: run from its
+ * build tree (libptrec/tool/ptrec, path self or NULL), ptrec takes the library built with it
+ * (libptrec/.libs), else the installed one.  buf holds the path when it is the build tree's. */
+static const char *default_lib(const char *self, char *buf, size_t cap)
+{
+	const char *slash = self ? strrchr(self, '/') : NULL;
 	if (slash) {
-		*slash = '\0';
-		int len = snprintf(buf, cap, "%s/../.libs/%s", self, PTREC_SONAME);
+		int len = snprintf(buf, cap, "%.*s/../.libs/%s", (int)(slash - self), self,
+		                   PTREC_SONAME);
 		if (len > 0 && (size_t)len < cap && access(buf, R_OK) == 0)
 			return buf;
 	}
@@ -154,9 +158,10 @@ int cmd_run(int argc, char **argv)
 	const char *lib = getenv("PTREC_PRELOAD_LIB");
 	char libpath[PATH_MAX], prog[PATH_MAX], self[PATH_MAX], built[PATH_MAX];
 	int follow = 1, cmd = -1, o;
+	const char *me = self_path(self, sizeof(self));
 
 	if (!lib || !*lib)
-		lib = default_lib(built, sizeof(built));
+		lib = default_lib(me, built, sizeof(built));
 	/* the options end at CMD, whose own options are its arguments */
 	while (cmd < 0 && (o = tool_getopt(&a)) != TOOL_ARGS_END) {
 		if (o == TOOL_ARGS_STOP) {
@@ -205,11 +210,8 @@ int cmd_run(int argc, char **argv)
 		return RUN_EXIT_REFUSED;
 	}
 	/* reports are made by this same ptrec, unless PTREC_TOOL says otherwise */
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (!getenv("PTREC_TOOL") && n > 0 && (size_t)n < sizeof(self) - 1) {
-		self[n] = '\0';
-		setenv("PTREC_TOOL", self, 1);
-	}
+	if (!getenv("PTREC_TOOL") && me)
+		setenv("PTREC_TOOL", me, 1);
 	execv(prog, argv + cmd);
 	tool_error(prog, -1, "cannot run it: %s", strerror(errno));
 	return errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_REFUSED;
