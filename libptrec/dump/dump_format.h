@@ -58,7 +58,9 @@ struct ptrec_dump_process {
 	int32_t signo;         /* signal number (0 for snapshots) */
 	int32_t si_code;       /* siginfo si_code */
 	int32_t si_errno;      /* siginfo si_errno */
-	uint64_t fault_addr;   /* siginfo si_addr for SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGTRAP */
+	uint64_t fault_addr;   /* siginfo si_addr for SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGTRAP;
+	                          for any signal sent by a process (si_code SI_USER, SI_QUEUE,
+	                          SI_TKILL) instead the sender: si_pid | (uint64_t)si_uid << 32 */
 	int64_t time_sec;      /* CLOCK_REALTIME at dump time */
 	int64_t time_nsec;
 	uint32_t backend;      /* enum ptrec_backend in use */

@@ -128,6 +128,10 @@ const char *ptrec_report_signal_name(int signo);                 /* "SIGSEGV", o
 const char *ptrec_report_signal_code_name(int signo, int code);  /* "SEGV_MAPERR", or NULL */
 const char *ptrec_report_event_name(unsigned event);             /* "crash", "assert", "snapshot",
                                                                     "watch" */
+/* 1 if the dump's signal was sent by a process (kill, sigqueue, tgkill: si_code SI_USER,
+ * SI_QUEUE, SI_TKILL), with the sender's pid and uid; 0 if it came from the kernel (a fault)
+ * or there was none. */
+int ptrec_report_sender(const struct ptrec_dump_process *p, uint32_t *pid, uint32_t *uid);
 /* What the event thread did, for its label: "crashed" (crash, assertion), "took the
  * snapshot", "watch over budget". */
 const char *ptrec_report_role(const struct ptrec_report *r);

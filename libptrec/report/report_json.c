@@ -222,7 +222,12 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 	else
 		fputs("null", out);
 	fprintf(out, ",\"errno\":%d}", p->si_errno);
-	fprintf(out, ",\"fault_addr\":\"0x%" PRIx64 "\"", p->fault_addr);
+	uint32_t by_pid, by_uid;
+	if (ptrec_report_sender(p, &by_pid, &by_uid))
+		fprintf(out, ",\"fault_addr\":null,\"sender\":{\"pid\":%" PRIu32 ",\"uid\":%" PRIu32
+		        "}", by_pid, by_uid);
+	else
+		fprintf(out, ",\"fault_addr\":\"0x%" PRIx64 "\",\"sender\":null", p->fault_addr);
 	fprintf(out, ",\"time\":{\"sec\":%" PRId64 ",\"nsec\":%" PRId64 "}", p->time_sec,
 	        p->time_nsec);
 	fputs(",\"backend\":", out);

@@ -370,7 +370,11 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		fprintf(out, ", signal %s (%d), code %s (%d)", ptrec_report_signal_name(p->signo), p->signo,
 		        code ? code : "?", p->si_code);
 	fputc('\n', out);
-	if (p->signo == 4 || p->signo == 5 || p->signo == 7 || p->signo == 8 || p->signo == 11)
+	uint32_t by_pid, by_uid;
+	if (ptrec_report_sender(p, &by_pid, &by_uid))
+		fprintf(out, "sent by:  pid %" PRIu32 ", uid %" PRIu32 " (%s)\n", by_pid, by_uid,
+		        by_pid == p->pid ? "this process" : "another process");
+	else if (p->signo == 4 || p->signo == 5 || p->signo == 7 || p->signo == 8 || p->signo == 11)
 		fprintf(out, "fault address: 0x%" PRIx64 "\n", p->fault_addr);
 	if (p->event == PTREC_EVENT_SNAPSHOT || p->event == PTREC_EVENT_WATCH) {
 		const struct ptrec_dump_thread_rec *who = ptrec_dump_find_thread(d, p->tid);

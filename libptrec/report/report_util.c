@@ -33,6 +33,15 @@ const char *ptrec_report_signal_name(int signo)
 	}
 }
 
+int ptrec_report_sender(const struct ptrec_dump_process *p, uint32_t *pid, uint32_t *uid)
+{
+	if (!p->signo || (p->si_code != SI_USER && p->si_code != SI_QUEUE && p->si_code != SI_TKILL))
+		return 0;
+	*pid = (uint32_t)p->fault_addr;
+	*uid = (uint32_t)(p->fault_addr >> 32);
+	return 1;
+}
+
 const char *ptrec_report_signal_code_name(int signo, int code)
 {
 	switch (code) {

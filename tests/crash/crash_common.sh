@@ -123,5 +123,6 @@ crash_run() {
 	grep -q "$caller" "$dump.txt" || fail "report does not name the caller $caller"
 	grep -q '^== Recorder$' "$dump.txt" || fail "report has no Recorder section"
 	grep -q '^  backend [a-z_]*$' "$dump.txt" || fail "report does not say which backend recorded"
+	crash_pid=$pid crash_report=$dump.txt # for checks of the caller's own
 	echo "PASS: $case"
 }

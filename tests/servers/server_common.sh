@@ -56,3 +56,11 @@ one_dump() {
 	stack=$(sed -n '/\[crashed\]/,/^$/p' "$report" |
 		sed -n 's/^  #[0-9]* *0x[0-9a-f]* \([A-Za-z_][A-Za-z0-9_]*\)+.*/\1/p' | tr '\n' ' ')
 }
+
+# sent_by_us: the report names this script (which ran kill) as the signal's sender, and gives
+# no fault address: the signal was not a fault.
+sent_by_us() {
+	grep -q "^sent by:  pid $$, uid $(id -u) (another process)\$" "$report" ||
+		fail "the report does not name this test (pid $$) as the signal's sender"
+	! grep -q '^fault address:' "$report" || fail "a fault address for a signal sent by kill"
+}

@@ -66,6 +66,7 @@ wait_server 60 "did not stop on SIGQUIT"
 # nginx points its processes' stderr at its error log
 cat "$work/err" "$work/logs/error.log" >"$work/stderr"
 one_dump "$victim" "$work/stderr"
+sent_by_us
 # the worker was waiting for events when the signal came, in the loop the master forked it into
 case "$stack" in
 *"ngx_process_events_and_timers "*"ngx_spawn_process "*"ngx_master_process_cycle "*"main "*) ;;

@@ -81,6 +81,7 @@ wait_server 60 "did not stop on SIGINT"
 [ "$status" -eq 0 ] || fail "postgres stopped with status $status after SIGINT, expected 0"
 
 one_dump "$victim" "$work/err"
+sent_by_us
 case "$stack" in
 *"pg_sleep "*"PostgresMain "*"PostmasterMain "*"main "*) ;;
 *) fail "the crashed backend's stack is not pg_sleep's under PostgresMain: $stack" ;;

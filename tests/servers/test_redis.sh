@@ -45,6 +45,10 @@ grep -q 'REDIS BUG REPORT END' "$work/redis.log" || fail "Redis's own crash repo
 
 one_dump "$server" "$work/err"
 grep -q '^symbol: *debugCommand+' "$report" || fail "the faulting instruction is not in debugCommand"
+# DEBUG SEGFAULT writes to a read-only page of its own: a fault the kernel reports with the address
+grep -q '^event: *crash, signal SIGSEGV (11), code SEGV_ACCERR (2)$' "$report" || fail "not SEGV_ACCERR"
+grep -q '^fault address: 0x[0-9a-f]*000$' "$report" || fail "no page-aligned fault address"
+! grep -q '^sent by:' "$report" || fail "a sender for a fault"
 # the crashing thread's unwound stack: DEBUG's handler called from the command path
 case "$stack" in
 *"debugCommand call processCommand processInputBuffer readQueryFromClient "*"aeMain main "*) ;;
