@@ -64,3 +64,24 @@ sent_by_us() {
 		fail "the report does not name this test (pid $$) as the signal's sender"
 	! grep -q '^fault address:' "$report" || fail "a fault address for a signal sent by kill"
 }
+
+# gdb_stack PID: gdb's backtrace of the live process PID (attached, then detached) into
+# $work/gdb.txt, as return addresses of frames 1.. (frame 0 may print without its address);
+# empty when configure found no gdb or it could not attach.
+gdb_stack() {
+	: >"$work/gdb.txt"
+	[ -n "${GDB:-}" ] || return 0
+	"$GDB" -p "$1" -batch -nx -ex bt </dev/null 2>/dev/null |
+		sed -n 's/^#\([1-9][0-9]*\) *0x0*\([0-9a-f]*\) in .*/\2/p' >"$work/gdb.txt"
+}
+
+# same_as_gdb: the report's unwound stack of the crashed thread holds, from frame 1 on, the
+# return addresses gdb gave for the same thread ($work/gdb.txt) in the same order (gdb stops at
+# main, ours may go on); a check skipped when gdb gave none.
+same_as_gdb() {
+	[ -s "$work/gdb.txt" ] || { echo "(no gdb backtrace to compare with)"; return 0; }
+	sed -n '/\[crashed\]/,/^$/p' "$report" | sed -n 's/^  #\([1-9][0-9]*\) *0x\([0-9a-f]*\) .*/\2/p' |
+		head -n "$(wc -l <"$work/gdb.txt")" >"$work/ours.txt"
+	echo "--- gdb's return addresses, then ours"; paste "$work/gdb.txt" "$work/ours.txt"
+	cmp -s "$work/gdb.txt" "$work/ours.txt" || fail "the unwound stack differs from gdb's"
+}

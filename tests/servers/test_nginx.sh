@@ -46,6 +46,7 @@ done
 [ "$(workers | wc -l)" -eq 2 ] || { cat "$work/err" "$work/logs/error.log"; fail "nginx did not start two workers"; }
 victim=$(workers | head -n 1)
 other=$(workers | tail -n 1)
+gdb_stack "$victim"
 kill -SEGV "$victim"
 for _ in $(seq 1 150); do
 	grep -q "worker process $victim exited on signal 11" "$work/logs/error.log" &&
@@ -67,6 +68,7 @@ wait_server 60 "did not stop on SIGQUIT"
 cat "$work/err" "$work/logs/error.log" >"$work/stderr"
 one_dump "$victim" "$work/stderr"
 sent_by_us
+same_as_gdb
 # the worker was waiting for events when the signal came, in the loop the master forked it into
 case "$stack" in
 *"ngx_process_events_and_timers "*"ngx_spawn_process "*"ngx_master_process_cycle "*"main "*) ;;

@@ -61,6 +61,7 @@ for _ in $(seq 1 150); do
 	sleep 0.2
 done
 [ -n "$victim" ] || { cat "$work/err"; fail "no backend in pg_sleep"; }
+gdb_stack "$victim"
 kill -SEGV "$victim"
 wait "$client"
 for _ in $(seq 1 150); do
@@ -82,6 +83,7 @@ wait_server 60 "did not stop on SIGINT"
 
 one_dump "$victim" "$work/err"
 sent_by_us
+same_as_gdb
 case "$stack" in
 *"pg_sleep "*"PostgresMain "*"PostmasterMain "*"main "*) ;;
 *) fail "the crashed backend's stack is not pg_sleep's under PostgresMain: $stack" ;;
