@@ -87,6 +87,13 @@ void ptrec_crash_own_thread(void);
 /* Forgets a crash begun in the parent: called in a fork child by the runtime. */
 void ptrec_crash_reset_after_fork(void);
 
+/* 1 when info says the signal was sent to the process (kill, sigqueue: SI_USER, SI_QUEUE), not
+ * to a thread and not by the kernel for a fault.  ASYNC-SIGNAL-SAFE. */
+static inline int ptrec_sent_to_process(const siginfo_t *info)
+{
+	return info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+}
+
 /* ---- crash_chain.c --------------------------------------------------------------------- */
 
 #define PTREC_NCRASH 7 /* SIGSEGV SIGBUS SIGILL SIGFPE SIGABRT SIGTRAP SIGSYS */

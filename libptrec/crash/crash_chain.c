@@ -248,7 +248,7 @@ void ptrec_chain_left(uintptr_t sp)
 void ptrec_chain_defer(int i, const siginfo_t *info)
 {
 	vpending |= 1u << i;
-	if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE))
+	if (ptrec_sent_to_process(info))
 		vpending_proc |= 1u << i;
 }
 

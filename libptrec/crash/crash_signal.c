@@ -515,12 +515,6 @@ void ptrec_crash_own_thread(void)
 	own_thread = 1;
 }
 
-/* 1 for a signal sent to the process (kill, sigqueue), not to a thread. */
-static int to_process(const siginfo_t *info)
-{
-	return info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
-}
-
 /* On libptrec's own thread: a crash signal sent to the process goes back to it (crash.h). */
 static void pass_on(int signo)
 {
@@ -558,7 +552,7 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		die_now(signo, info, 0);
 		goto out;
 	}
-	if (own_thread && to_process(info)) {
+	if (own_thread && ptrec_sent_to_process(info)) {
 		pass_on(signo);
 		goto out;
 	}

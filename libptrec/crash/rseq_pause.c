@@ -18,9 +18,13 @@
  * The area is the thread pointer plus glibc's __rseq_offset (weak: an older glibc or another
  * libc has none, and then nothing is paused).  The kernel wants the length it was registered
  * with, which glibc does not export (32 bytes up to glibc 2.39, more since): the lengths the
- * kernel accepts (32 and its multiples) are tried in turn; a wrong one changes nothing. */
+ * kernel accepts (32 and its multiples) are tried in turn; a wrong one changes nothing.  The
+ * kernel's unregistration answers EINVAL for a wrong area or length (and when nothing is
+ * registered) and checks the signature only after the length (EPERM): any error but EINVAL
+ * (EPERM, ENOSYS, EFAULT) means no other length can succeed, so the search stops there. */
 #include "config.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -70,12 +74,15 @@ int ptrec_rseq_pause(void)
 	uintptr_t area = thread_pointer() + (uintptr_t)__rseq_offset;
 	uint64_t cs = *(volatile uint64_t *)(area + RSEQ_CS_OFFSET);
 	for (unsigned len = RSEQ_LEN_MIN; len <= RSEQ_LEN_MAX; len += RSEQ_LEN_MIN) {
-		if (raw_rseq(area, len, RSEQ_FLAG_UNREGISTER) == 0) {
+		long ret = raw_rseq(area, len, RSEQ_FLAG_UNREGISTER);
+		if (ret == 0) {
 			paused_area = area;
 			paused_len = len;
 			paused_cs = cs;
 			return 1;
 		}
+		if (ret != -EINVAL)
+			return 0; /* EPERM: the length matched, the signature did not; ENOSYS, EFAULT */
 	}
 	return 0;
 }

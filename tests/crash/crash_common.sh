@@ -14,6 +14,10 @@
 #     reads it from the file, when readelf is there);
 #   - the report (DUMP.txt, mode 0600) names the crashing function and its caller, when
 #     `ptrec report` is implemented; otherwise the stderr line says how to decode later.
+#
+# first_fault ADDR [WHAT]
+#   After crash_run: the dump's fault is a SEGV_MAPERR at ADDR (WHAT names it in the failure,
+#   "the first fault" unless given).
 set -u
 
 fail() { echo "FAIL: $*"; exit 1; }
@@ -125,4 +129,9 @@ crash_run() {
 	grep -q '^  backend [a-z_]*$' "$dump.txt" || fail "report does not say which backend recorded"
 	crash_pid=$pid crash_report=$dump.txt # for checks of the caller's own
 	echo "PASS: $case"
+}
+
+first_fault() {
+	grep -q "^fault si_code 1 addr $1\$" "$work/check.txt" ||
+		fail "the dump does not hold ${2:-the first fault} (SEGV_MAPERR at $1)"
 }
