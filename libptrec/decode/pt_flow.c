@@ -4,356 +4,19 @@
  * TIP, TIP.PGE, TIP.PGD, FUP pair, PSB+ sync point, OVF, end, error) and a TNT queue; a block
  * cache (straight-line code up to and including the next branch, keyed by address and mode,
  * with cached successors); and the walker that moves from block to block consuming TNT bits and
- * IP packets.  See pt_flow.h for the semantics. */
+ * IP packets.  See pt_flow.h for the semantics.
+ *
+ * This file holds the packet cursor, the general walk and the run interfaces; the state is in
+ * pt_flow_state.h, the hot paths in pt_flow_fast.h, the block cache in pt_flow_blk.c,
+ * ptrec_pt_flow_count and its chain cache in pt_flow_chain.c, the errata in pt_flow_errata.c. */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptrec.h"
-#include "decode/pt_flow.h"
-#include "decode/pt_packet.h"
-
-#define RETSTACK_SIZE 64      /* hardware return-compression depth */
-#define BLK_MAX_INSN 512      /* longest block; longer straight code continues in a new block */
-#define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
-#define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
-#define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
-#define TRIG_QUEUE 8          /* TRIGs waiting for the flow to reach their IP */
-#define STRAIGHT_MAX 256      /* instructions followed to place a TRIG or a PTW without FUP */
-#define AUX_QUEUE 64          /* status events waiting to be delivered */
-#define AUX_HELD 8            /* items waiting for their FUP or their branch */
-#define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
-#define CHAIN_BITS 32         /* TNT bits one chain consumes at most */
-#define CHAIN_STEPS 80        /* branches in one chain at most */
-#define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
-#define CHAIN_POP 4           /* returns to calls made before it a chain may take at most */
-#define CHAIN_LOG_MAX 12      /* log2 of the chain cache's slots (direct mapped) at most */
-
-/* The hot paths (fast_step and the loops around it) only take steps the general walk would take
- * the same way.  A test build with PT_FLOW_GENERAL_ONLY (tests/ptgen/flow_compare_general) has
- * none, every step through the general walk: the reference they are checked against. */
-#ifdef PT_FLOW_GENERAL_ONLY
-#define HOT_PATHS 0
-#else
-#define HOT_PATHS 1
-#endif
-
-/* How a cached block ends. */
-enum blk_end {
-	BLK_BRANCH = 0, /* with a branch instruction (iclass in blk.iclass) */
-	BLK_OPEN,       /* at BLK_MAX_INSN: continues at fall */
-	BLK_ERROR,      /* at an address that does not decode (err): fall */
-	BLK_CR3,        /* with a MOV to CR3 (a PIP or a TIP.PGD may bind there): fall */
-};
-
-/* A basic block: straight-line instructions up to the next branch.  64 bytes. */
-struct blk {
-	uint64_t start;     /* first instruction */
-	uint64_t dest[2];   /* [0] fall: the address after the last instruction (BLK_ERROR: the
-	                       undecodable address, with last_len 0; the last instruction is at
-	                       fall - last_len); [1] the direct branch target (iclass
-	                       JCC/JMP/CALL): indexed by a TNT bit */
-	const uint8_t *len; /* instruction lengths (in a pool chunk) */
-	uint16_t ninsn;     /* instructions, including the final branch */
-	int16_t err;        /* BLK_ERROR: -PTREC_ENOMAP or -PTREC_EFORMAT */
-	uint8_t mode;       /* enum ptrec_x86_mode decoded in */
-	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
-	uint8_t end;        /* enum blk_end */
-	uint8_t last_len;   /* length of the last instruction */
-	int32_t succ[2];    /* cached block index: [0] fall-through / not taken, [1] taken/target */
-	int32_t succ_ind;   /* cached block index of the last indirect target (check start) */
-	uint32_t pad_;      /* zero */
-	uint64_t at;        /* address of the last instruction (BLK_ERROR: the undecodable one) */
-};
-
-/* Address of the last instruction of a block (BLK_ERROR: the undecodable address). */
-#define BLK_END_IP(b) ((b)->at)
-
-_Static_assert(sizeof(struct blk) == 64, "a block is one cache line");
-
-/* A chain (ptrec_pt_flow_count): what the hot path does from a cached block with the next TNT
- * bits queued and, when they are all in the key, the TIP target read ahead: block after block,
- * through conditional branches, direct jumps and calls, compressed returns (to calls made inside
- * the chain, or to those made before it whose return addresses it checks on the return stack)
- * and at most one indirect branch, the one that takes that TIP; keyed by the block, those bits
- * and the TIP target.  128 bytes. */
-struct chain {
-	int32_t blk;        /* key: the block it starts at (-1: empty slot) */
-	uint32_t bits;      /* key: the oldest min(queued, CHAIN_BITS) TNT bits, oldest highest */
-	uint64_t tip;       /* key: the target of the TIP read ahead (0: none usable) */
-	int32_t end;        /* the block it ends at (the current block afterwards) */
-	uint32_t insns;     /* instructions */
-	uint8_t nb;         /* key: bits queued, capped at CHAIN_BITS + 1 (more than the window) */
-	uint8_t used;       /* bits consumed */
-	uint8_t trail;      /* direct jumps and calls after the last bit consumed (no TIP taken) */
-	uint8_t steps;      /* branch events (0: the chain is empty, take single steps) */
-	uint8_t jcc, taken, jmp, call, ret; /* events by kind; ret: compressed returns */
-	uint8_t ind;        /* PTREC_BR_* of the branch that took the TIP (0: it is still ahead) */
-	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
-	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
-	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
-	uint8_t rn_cap;
-	uint8_t keep;       /* 0: it stopped at a successor not cached yet: build it again */
-	uint8_t pad_[17];   /* zero */
-	uint64_t to;        /* the IP it ends at */
-	uint64_t push[CHAIN_PUSH]; /* those return addresses */
-	uint64_t pop[CHAIN_POP];   /* the return addresses it found on the stack, top first */
-};
-
-_Static_assert(sizeof(struct chain) == 128, "a chain is two cache lines");
-
-/* The decoder's top-level state. */
-enum flow_state {
-	ST_SYNC = 0, /* looking for a PSB */
-	ST_DISABLED, /* synchronised, tracing off until TIP.PGE */
-	ST_ENABLED,  /* synchronised at ip */
-	ST_END,      /* trace exhausted */
-	ST_RESYNC,   /* after a decode error: waiting for the next packet that gives an IP */
-};
-
-/* An auxiliary item (enum ptrec_pt_flow_aux) waiting to be delivered. */
-struct aux_item {
-	uint8_t kind;      /* enum ptrec_pt_flow_aux */
-	uint64_t payload;  /* see ptrec_pt_flow_run.aux_payload */
-	uint64_t arg;      /* see ptrec_pt_flow_run.aux_arg */
-	uint64_t ip;       /* see ptrec_pt_flow_run.aux_ip */
-};
-
-/* The look-ahead item: the next packet that is not a TNT, timing or status packet. */
-enum nx_kind {
-	NX_NONE = 0, /* not read yet */
-	NX_TIP,      /* TIP: target */
-	NX_PGE,      /* TIP.PGE */
-	NX_PGD,      /* TIP.PGD (not preceded by FUP) */
-	NX_FUP_TIP,  /* FUP(ip) + TIP(ip2): interrupt/exception or TSX abort */
-	NX_FUP_PGD,  /* FUP(ip) + TIP.PGD: asynchronous disable */
-	NX_FUP_END,  /* FUP(ip) and then the end of the trace */
-	NX_SYNC,     /* PSB+ with FUP: execution must be at ip when the TNT queue empties */
-	NX_OVF,      /* OVF; ip = resume IP when has_ip; resume_pge when TIP.PGE follows */
-	NX_END,      /* end of the trace */
-	NX_SYNC_OFF, /* PSB+ without FUP at or after stop_sync: the decoder stops there */
-	NX_ERR,      /* a packet error at off */
-	NX_FUP_AUX,  /* the FUP of held items (MWAIT, EXSTOP.IP, MODE.TSX): they happen at ip */
-};
-
-struct nx {
-	uint8_t kind;      /* enum nx_kind */
-	uint8_t has_ip;    /* ip is valid (TIP/PGD may suppress it) */
-	uint8_t has_ip2;   /* ip2 is valid */
-	uint8_t abort;     /* NX_FUP_TIP/PGD: the FUP belonged to a TSX abort */
-	uint8_t has_mode;  /* a MODE.Exec preceded it: new_mode applies to its target */
-	uint8_t new_mode;  /* that mode */
-	uint8_t tflags;    /* time flags when it was read */
-	uint8_t cut;       /* NX_END: a partial packet follows (the trace was cut inside it) */
-	int err;           /* NX_ERR: -PTREC_E* */
-	const char *why;   /* NX_ERR: text */
-	uint64_t ip;       /* TIP/PGE/PGD target, FUP IP, PSB+ IP, OVF resume IP */
-	uint64_t ip2;      /* the TIP/TIP.PGD target after a FUP */
-	uint64_t off;      /* trace offset of the packet */
-	uint64_t psb_off;  /* NX_SYNC: offset of its PSB (resync point on a mismatch) */
-	uint64_t tsc;      /* time when it was read */
-};
-
-/* The decoder state that decides what comes next, taken where a PSB+ is bound (see
- * ptrec_pt_flow_joins). */
-struct flow_key {
-	int valid;                  /* taken */
-	int state;                  /* enum flow_state */
-	uint64_t ip;                /* ST_ENABLED: next instruction */
-	uint64_t last_ip;           /* IP compression state */
-	uint8_t mode, has_pending_mode, pending_mode, fup_skip, tsx_abort, in_tx;
-	unsigned tnt_n, ret_n, ptw_n, aux_n;
-	uint64_t tnt_tsc;           /* time given to direct branches */
-	uint8_t tnt_tflags;
-	struct ptrec_pt_time time;  /* timing */
-};
-
-struct ptrec_pt_flow {
-	const uint8_t *buf;         /* trace */
-	size_t len;                 /* trace size */
-	size_t pos;                 /* next packet offset */
-	struct ptrec_pt_img *image;     /* code */
-	unsigned errata;            /* PT_ERRATUM_* */
-	enum ptrec_pt_packet_ctx ctx;     /* BBP/BIP block context */
-	int state;                  /* enum flow_state */
-	int synced_once;            /* a PSB was found at least once */
-	uint64_t ip;                /* next instruction (ST_ENABLED) */
-	uint8_t mode;               /* current enum ptrec_x86_mode */
-	uint8_t pending_mode;       /* MODE.Exec seen, applies at the next TIP/PGE */
-	uint8_t has_pending_mode;   /* pending_mode is valid */
-	uint8_t fup_skip;           /* the next FUP belongs to PTW/TSX/EXSTOP/...: consume it */
-	uint8_t tsx_abort;          /* a MODE.TSX abort was seen: its FUP+TIP is an abort */
-	uint8_t in_tx;              /* inside a transaction */
-	uint8_t iflag;              /* RFLAGS.IF of the last MODE.Exec (event trace) */
-	uint64_t last_ip;           /* IP compression state */
-	uint64_t cr3;               /* last PIP */
-	uint64_t vmcs;              /* last VMCS */
-	uint64_t tnt;               /* queued TNT bits, oldest at bit tnt_n-1 */
-	unsigned tnt_n;             /* number of queued bits */
-	uint64_t tnt_tsc;           /* time of the last TNT packet */
-	uint8_t tnt_tflags;         /* its time flags */
-	uint64_t tnt_off;           /* its offset */
-	struct nx nx;               /* look-ahead */
-	uint64_t ret[RETSTACK_SIZE];/* return stack (circular) */
-	unsigned ret_top;           /* index of the next push */
-	unsigned ret_n;             /* entries held (<= RETSTACK_SIZE) */
-	struct ptrec_pt_time time;        /* timing */
-	uint64_t ev_tsc;            /* time of the last timed event (see order_time) */
-	uint64_t ptw[PTW_QUEUE];    /* PTWRITE payloads to deliver */
-	uint64_t ptw_ip[PTW_QUEUE]; /* the IP of each one's PTWRITE (its FUP), 0 = unknown */
-	unsigned ptw_head, ptw_n;   /* queue head and count */
-	uint8_t ptw_fup;            /* the next FUP is the IP of the newest PTW */
-	uint8_t ptw_done;           /* the oldest PTW's PTWRITE was reported: deliver it now */
-	uint8_t ptw_sought;         /* the oldest PTW has no IP: its PTWRITE was looked for */
-	uint64_t trig_anchor;       /* where a TRIG's ICNT counts from: the IP of the last IP
-	                               packet read, or where the last TRIG fired */
-	uint64_t trig_anchor_off;   /* offset of the packet that set trig_anchor */
-	struct { uint64_t ip, trbv, mult; } trig[TRIG_QUEUE]; /* TRIGs due at ip */
-	unsigned trig_head, trig_n;
-	struct aux_item aux[AUX_QUEUE]; /* auxiliary items to deliver, in order */
-	unsigned aux_head, aux_n;   /* queue head and count */
-	struct aux_item fup_held[AUX_HELD]; /* MWAIT, EXSTOP.IP, MODE.TSX, TRIG.IP: bound to the
-	                                        IP of the FUP that follows them */
-	unsigned fup_held_n;
-	struct aux_item br_held[AUX_HELD];  /* PIP, VMCS while tracing: bound to the next branch
-	                                        that changes context (far, async, disable) */
-	unsigned br_held_n;
-	uint8_t pgd_split;          /* a disable at the branch pgd_at (fall after it) comes next,
-	                               after the PIP/VMCS bound to that branch */
-	uint64_t pgd_at, pgd_fall;
-	uint8_t ovf_lost_ip;        /* SKD010: an OVF without FUP; the next PSB+ resumes */
-	uint8_t has_resume_ip;      /* tracing was last disabled asynchronously, at resume_ip */
-	uint64_t resume_ip;         /* the IP an asynchronous disable stopped at */
-	uint8_t spec;               /* the instructions now walked are speculative (in a TSX
-	                               transaction at execution time; in_tx is at read time) */
-	unsigned no_progress;       /* blocks walked since a packet was consumed */
-	/* block cache */
-	struct blk *blk;            /* blocks */
-	uint32_t nblk, capblk;      /* used, allocated */
-	int32_t *hash;              /* open-addressing table of block indices (-1 empty) */
-	uint32_t hash_mask;         /* table size - 1 */
-	uint8_t **chunk;            /* instruction length pool: chunks that never move */
-	uint32_t nchunk, capchunk;  /* chunks allocated, slots */
-	uint32_t cur_chunk;         /* chunk being filled */
-	uint32_t chunk_used;        /* bytes used in it */
-	uint32_t retire;            /* chunks [0, retire) belong to a flushed cache */
-	uint64_t image_gen;         /* image generation the cache was built for */
-	const uint64_t *gen_ref;    /* the image's live generation number */
-	int32_t cur_blk;            /* block of the current ip if known (-1) */
-	unsigned chain_log;         /* log2 of its slots: 8 .. CHAIN_LOG_MAX by the trace size */
-	struct chain *chain;        /* chain cache of ptrec_pt_flow_count (1 << chain_log slots;
-	                               NULL until it first runs); emptied with the block cache */
-	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
-	                               known, no PTW queued, no chunks to retire (set only when
-	                               next_run_refill returns, cleared by ptrec_pt_flow_next_runs; read only
-	                               by ptrec_pt_flow_next_run) */
-	/* instruction iterator */
-	struct ptrec_pt_flow_run it_run;  /* current run */
-	uint32_t it_i;              /* next instruction index in it_run */
-	uint64_t it_ip;             /* its address */
-	int it_have;                /* it_run is valid */
-	int it_event_done;          /* it_run's event was delivered */
-	/* segments (ptrec_pt_flow_decode_tail) */
-	size_t stop_sync;           /* 0 or: stop where a PSB at or after it is bound */
-	int raw_time;               /* event times are not ordered (order_time) */
-	int stopped;                /* stopped at stop_sync */
-	long first_sync;            /* offset of the first PSB synced at (-1: none yet) */
-	struct flow_key key_first;  /* the state right after that sync */
-	struct flow_key key_stop;   /* the state where it stopped */
-	struct flow_key key_next;   /* key_first of the segment decoded before the restart */
-	long next_sync;             /* and its first_sync */
-	struct ptrec_pt_flow_stats stats; /* counters */
-};
-
-/* ---- errata ----------------------------------------------------------------------------- */
-
-/* Models (family 6) an erratum applies to, as Intel's errata documents list them (the cpu
- * lines of libipt's public test cases name the same parts). */
-static const uint8_t skd010_models[] = {0x4e, 0x5e, 0x8e, 0x9e, 0xa5, 0xa6};
-static const uint8_t skl014_models[] = {0x4e, 0x55, 0x5e, 0x8e, 0x9e, 0x66, 0x7d, 0x7e, 0xa5,
-                                        0xa6, 0x6a, 0x6c, 0x8f, 0x8c, 0x8d, 0xa7, 0xa8, 0x97,
-                                        0x9a, 0xbf, 0xad, 0xae, 0xb7, 0xb5, 0xaa, 0xac, 0xcf,
-                                        0xba, 0xcc, 0xbd, 0xc5, 0xc6};
-static const uint8_t bdm64_models[] = {0x3d, 0x47, 0x4f, 0x56};
-static const uint8_t apl11_models[] = {0x5c, 0x5f, 0x7a, 0x86, 0x96, 0x9c, 0x97, 0x9a, 0xbf,
-                                       0xb6, 0xaf, 0xb7, 0xb5, 0xaa, 0xac, 0xba, 0xcc, 0xdd,
-                                       0xbd, 0xc5, 0xc6};
-static const uint8_t apl12_models[] = {0x5c, 0x5f};
-
-static int model_in(unsigned model, const uint8_t *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (list[i] == model)
-			return 1;
-	return 0;
-}
-
-#define MODEL_IN(m, list) model_in((m), (list), sizeof(list))
-
-unsigned ptrec_pt_flow_cpu_errata(const struct ptrec_pt_flow_cpu *cpu)
-{
-	if (!cpu)
-		return 0;
-	if (cpu->family == 19 && cpu->model == 1)
-		return PT_ERRATUM_SKL014 | PT_ERRATUM_SKD022 | PT_ERRATUM_BDM70;
-	if (cpu->family != 6)
-		return 0;
-	unsigned e = 0, m = cpu->model;
-	if (MODEL_IN(m, skd010_models))
-		e |= PT_ERRATUM_SKD010 | PT_ERRATUM_SKD007;
-	if (MODEL_IN(m, skl014_models))
-		e |= PT_ERRATUM_SKL014 | PT_ERRATUM_SKD022 | PT_ERRATUM_BDM70;
-	if (MODEL_IN(m, bdm64_models))
-		e |= PT_ERRATUM_BDM64 | PT_ERRATUM_BDM70;
-	if (m == 0x55)
-		e |= PT_ERRATUM_BDM70;
-	if (MODEL_IN(m, apl11_models))
-		e |= PT_ERRATUM_APL11;
-	if (MODEL_IN(m, apl12_models))
-		e |= PT_ERRATUM_APL12;
-	return e;
-}
-
-static int parse_num(const char *s, char **end, uint16_t *out)
-{
-	if (*s < '0' || *s > '9')
-		return -1;
-	unsigned long v = strtoul(s, end, 0);
-	if (v > 0xffff)
-		return -1;
-	*out = (uint16_t)v;
-	return 0;
-}
-
-int ptrec_pt_flow_parse_cpu(const char *s, struct ptrec_pt_flow_cpu *cpu)
-{
-	char *end;
-	struct ptrec_pt_flow_cpu c = {0, 0, 0};
-	if (!s || !cpu)
-		return -PTREC_EINVAL;
-	if (parse_num(s, &end, &c.family) || *end != '/')
-		return -PTREC_EINVAL;
-	if (parse_num(end + 1, &end, &c.model))
-		return -PTREC_EINVAL;
-	if (*end == '/') {
-		if (parse_num(end + 1, &end, &c.stepping))
-			return -PTREC_EINVAL;
-	}
-	if (*end)
-		return -PTREC_EINVAL;
-	*cpu = c;
-	return 0;
-}
+#include "decode/pt_flow_fast.h"
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
-
-/* Empties the chain cache of ptrec_pt_flow_count (nothing when it has none). */
-static void chain_clear(struct ptrec_pt_flow *f)
-{
-	for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
-		f->chain[i].blk = -1;
-}
 
 static void cache_flush(struct ptrec_pt_flow *f)
 {
@@ -362,7 +25,7 @@ static void cache_flush(struct ptrec_pt_flow *f)
 	f->chunk_used = CHUNK_SIZE;
 	if (f->hash)
 		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
-	chain_clear(f);
+	pt_flow_chain_clear(f);
 	f->cur_blk = -1;
 }
 
@@ -412,234 +75,7 @@ const struct ptrec_pt_flow_stats *ptrec_pt_flow_stats(const struct ptrec_pt_flow
 	return &f->stats;
 }
 
-/* ---- block cache ------------------------------------------------------------------------ */
-
-static inline uint32_t blk_hash(uint64_t ip, unsigned mode)
-{
-	uint64_t h = (ip ^ ((uint64_t)mode << 62)) * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(h >> 32);
-}
-
-static int hash_grow(struct ptrec_pt_flow *f)
-{
-	uint32_t size = (f->hash_mask + 1) * 2;
-	int32_t *h = malloc((size_t)size * sizeof(*h));
-	if (!h)
-		return -PTREC_ENOMEM;
-	memset(h, 0xff, (size_t)size * sizeof(*h));
-	for (uint32_t i = 0; i < f->nblk; i++) {
-		uint32_t k = blk_hash(f->blk[i].start, f->blk[i].mode) & (size - 1);
-		while (h[k] >= 0)
-			k = (k + 1) & (size - 1);
-		h[k] = (int32_t)i;
-	}
-	free(f->hash);
-	f->hash = h;
-	f->hash_mask = size - 1;
-	return 0;
-}
-
-
-/* Makes room for n more lengths, appending a chunk when the current one is too full.  Chunks
- * never move and are only freed by retire_chunks, so lengths handed out in runs stay valid until
- * the next call into the decoder even across a cache flush. */
-static int lens_reserve(struct ptrec_pt_flow *f, uint32_t n)
-{
-	if (f->nchunk > f->retire && f->chunk_used + n <= CHUNK_SIZE)
-		return 0;
-	if (f->nchunk == f->capchunk) {
-		uint32_t cap = f->capchunk ? f->capchunk * 2 : 16;
-		uint8_t **c = realloc(f->chunk, (size_t)cap * sizeof(*c));
-		if (!c)
-			return -PTREC_ENOMEM;
-		f->chunk = c;
-		f->capchunk = cap;
-	}
-	f->chunk[f->nchunk] = malloc(CHUNK_SIZE);
-	if (!f->chunk[f->nchunk])
-		return -PTREC_ENOMEM;
-	f->cur_chunk = f->nchunk++;
-	f->chunk_used = 0;
-	return 0;
-}
-
-/* Frees the chunks a cache flush retired (called at the start of each public call). */
-static void retire_chunks(struct ptrec_pt_flow *f)
-{
-	for (uint32_t i = 0; i < f->retire; i++)
-		free(f->chunk[i]);
-	memmove(f->chunk, f->chunk + f->retire, (f->nchunk - f->retire) * sizeof(*f->chunk));
-	f->nchunk -= f->retire;
-	f->cur_chunk = f->nchunk ? f->nchunk - 1 : 0;
-	f->retire = 0;
-}
-
-/* 1 if the instruction at p (len bytes) is MOV CR3, r (0F 22 /r with ModRM.reg = 3, after
- * legacy and REX prefixes): the SDM generates PIP on it, and a CR3 filter may disable tracing
- * there. */
-static int is_mov_cr3(const uint8_t *p, int len, unsigned mode)
-{
-	int i = 0;
-	while (i < len && (p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf0 || p[i] == 0xf2 ||
-	                   p[i] == 0xf3 || p[i] == 0x2e || p[i] == 0x36 || p[i] == 0x3e ||
-	                   p[i] == 0x26 || p[i] == 0x64 || p[i] == 0x65))
-		i++;
-	if (mode == X86_MODE_64 && i < len && (p[i] & 0xf0) == 0x40)
-		i++;
-	return i + 2 < len && p[i] == 0x0f && p[i + 1] == 0x22 && ((p[i + 2] >> 3) & 7) == 3;
-}
-
-/* Decodes the block at ip into the cache.  Returns its index or -PTREC_ENOMEM. */
-static int32_t blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
-{
-	if (f->nblk == f->capblk) {
-		uint32_t cap = f->capblk ? f->capblk * 2 : 1024;
-		struct blk *b = aligned_alloc(64, (size_t)cap * sizeof(*b));
-		if (!b)
-			return -PTREC_ENOMEM;
-		if (f->nblk)
-			memcpy(b, f->blk, (size_t)f->nblk * sizeof(*b));
-		free(f->blk);
-		f->blk = b;
-		f->capblk = cap;
-	}
-	if ((f->nblk + 1) * 2 > f->hash_mask + 1 && hash_grow(f))
-		return -PTREC_ENOMEM;
-	if (lens_reserve(f, BLK_MAX_INSN))
-		return -PTREC_ENOMEM;
-
-	struct blk *b = &f->blk[f->nblk];
-	memset(b, 0, sizeof(*b));
-	b->start = ip;
-	b->mode = (uint8_t)mode;
-	b->len = f->chunk[f->cur_chunk] + f->chunk_used;
-	b->succ[0] = b->succ[1] = b->succ_ind = -1;
-	b->end = BLK_OPEN;
-
-	uint8_t *lens = f->chunk[f->cur_chunk] + f->chunk_used;
-	uint64_t cur = ip, end_ip = ip;
-	unsigned n = 0;
-	const struct ptrec_pt_img_section *sec = ptrec_pt_img_find(f->image, cur);
-	while (n < BLK_MAX_INSN) {
-		struct ptrec_x86_insn insn;
-		int len;
-		if (!sec || cur - sec->vaddr >= sec->size)
-			sec = ptrec_pt_img_find(f->image, cur);
-		if (!sec) {
-			b->end = BLK_ERROR;
-			b->err = -PTREC_ENOMAP;
-			end_ip = cur;
-			break;
-		}
-		uint64_t off = cur - sec->vaddr;
-		uint64_t avail = sec->size - off;
-		len = ptrec_x86_ild_decode(sec->bytes + off, avail < 15 ? (size_t)avail : 15, cur,
-		                     (enum ptrec_x86_mode)mode, &insn);
-		if (len == -PTREC_ETRUNC && avail < 15) {
-			uint8_t tmp[15];
-			size_t got = ptrec_pt_img_read(f->image, cur, tmp, sizeof(tmp));
-			len = ptrec_x86_ild_decode(tmp, got, cur, (enum ptrec_x86_mode)mode, &insn);
-		}
-		if (len <= 0 || len > 15) {
-			b->end = BLK_ERROR;
-			b->err = len == -PTREC_ETRUNC ? -PTREC_ENOMAP : -PTREC_EFORMAT;
-			end_ip = cur;
-			break;
-		}
-		lens[n++] = (uint8_t)len;
-		end_ip = cur;
-		b->last_len = (uint8_t)len;
-		if (insn.iclass != X86_IC_OTHER && insn.iclass != X86_IC_PTWRITE) {
-			b->end = BLK_BRANCH;
-			b->iclass = insn.iclass;
-			if (insn.flags & X86_INSN_HAS_TARGET)
-				b->dest[1] = insn.target;
-			else if (insn.iclass == X86_IC_JCC || insn.iclass == X86_IC_JMP ||
-			         insn.iclass == X86_IC_CALL)
-				b->dest[1] = cur + (uint64_t)len; /* no target reported: treat as next */
-			break;
-		}
-		if (len >= 3 && len <= (int)avail && is_mov_cr3(sec->bytes + off, len, mode)) {
-			b->end = BLK_CR3;
-			break;
-		}
-		cur += (uint64_t)len;
-	}
-	b->ninsn = (uint16_t)n;
-	if (b->end == BLK_ERROR)
-		b->last_len = 0;
-	b->dest[0] = end_ip + b->last_len;
-	b->at = end_ip;
-	f->chunk_used += n;
-	f->stats.blocks++;
-
-	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
-	while (f->hash[k] >= 0)
-		k = (k + 1) & f->hash_mask;
-	f->hash[k] = (int32_t)f->nblk;
-	return (int32_t)f->nblk++;
-}
-
-/* Returns the cached block at (ip, mode), or -1 when it is not cached; counts nothing. */
-static inline int32_t blk_peek(const struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
-{
-	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
-	for (int32_t i; (i = f->hash[k]) >= 0; k = (k + 1) & f->hash_mask)
-		if (f->blk[i].start == ip && f->blk[i].mode == mode)
-			return i;
-	return -1;
-}
-
-/* Returns the cached block at (ip, mode), or -1 when it is not cached (nothing decoded). */
-static inline int32_t blk_find(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
-{
-	int32_t i = blk_peek(f, ip, mode);
-	f->stats.block_hits += i >= 0;
-	return i;
-}
-
-/* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
-static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
-{
-	int32_t i = blk_find(f, ip, mode);
-	return i >= 0 ? i : blk_decode(f, ip, mode);
-}
-
-/* The block an indirect branch or return of the current block reaches at to, as the general
- * walk finds it (succ_ind when it is the one, else a lookup that becomes succ_ind), or -1 when
- * it is not cached (then nothing changed). */
-static inline int32_t ind_succ(struct ptrec_pt_flow *f, uint64_t to)
-{
-	struct blk *b = &f->blk[f->cur_blk];
-	int32_t next = b->succ_ind;
-	if (next >= 0 && f->blk[next].start == to && f->blk[next].mode == f->mode)
-		return next;
-	next = blk_find(f, to, f->mode);
-	if (next >= 0)
-		b->succ_ind = next;
-	return next;
-}
-
-static void ret_push(struct ptrec_pt_flow *f, uint64_t ip);
-
-/* A direct near call pushes its return address for RET compression, except a call to the
- * next instruction (CALL $+0, which position-independent code uses to read the IP and never
- * returns from): libipt does not push it, and neither does this decoder. */
-static void call_push(struct ptrec_pt_flow *f, const struct blk *b)
-{
-	if (b->dest[1] != b->dest[0])
-		ret_push(f, b->dest[0]);
-}
-
 /* ---- packets ---------------------------------------------------------------------------- */
-
-static void ret_push(struct ptrec_pt_flow *f, uint64_t ip)
-{
-	f->ret[f->ret_top] = ip;
-	f->ret_top = (f->ret_top + 1) % RETSTACK_SIZE;
-	if (f->ret_n < RETSTACK_SIZE)
-		f->ret_n++;
-}
 
 static int ret_pop(struct ptrec_pt_flow *f, uint64_t *ip)
 {
@@ -664,12 +100,6 @@ static void set_err(struct ptrec_pt_flow *f, uint64_t off, int err, const char *
 	f->nx.err = err;
 	f->nx.why = why;
 	f->nx.off = off;
-}
-
-/* Sets nx's time to now. */
-static void nx_time(struct ptrec_pt_flow *f)
-{
-	f->nx.tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->nx.tsc);
 }
 
 /* Reads one packet at pos.  Returns its size, 0 at the end of the trace (a partial packet at the
@@ -1079,7 +509,7 @@ static int ovf_fup_follows(struct ptrec_pt_flow *f)
 
 /* Reads packets until the look-ahead item is known or, unless want_tip, a TNT packet was
  * queued.  Bounded by the trace length: every iteration consumes at least one byte or stops. */
-static void lookahead(struct ptrec_pt_flow *f, int want_tip)
+void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 {
 	struct ptrec_pt_packet pkt;
 	if (f->nx.kind == NX_NONE)
@@ -1603,7 +1033,7 @@ static inline int tnt_pop(struct ptrec_pt_flow *f)
 	if (!f->tnt_n) {
 		if (f->nx.kind != NX_NONE)
 			return -1;
-		lookahead(f, 0);
+		pt_flow_lookahead(f, 0);
 		if (!f->tnt_n)
 			return -1;
 	}
@@ -1716,7 +1146,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			return disable_at_branch(f, run, f->pgd_at, f->pgd_fall);
 		}
 		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
-			lookahead(f, 0);
+			pt_flow_lookahead(f, 0);
 		ptw_seek(f);
 		if (f->aux_n || ptw_due(f))
 			return 2; /* deliver them (and due PTWRITE payloads) before the code */
@@ -1918,7 +1348,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			f->cur_blk = f->blk[bi].succ[1];
 			return 1;
 		case X86_IC_RET:
-			if (f->tnt_n || (nx->kind == NX_NONE && (lookahead(f, 0), f->tnt_n))) {
+			if (f->tnt_n || (nx->kind == NX_NONE && (pt_flow_lookahead(f, 0), f->tnt_n))) {
 				bit = tnt_pop(f);
 				uint64_t to;
 				if (!bit) {
@@ -1951,7 +1381,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			/* fall through */
 		default: /* JMP_IND, CALL_IND, RET (TIP), FAR */
 			if (nx->kind == NX_NONE)
-				lookahead(f, 1);
+				pt_flow_lookahead(f, 1);
 			nx = &f->nx;
 			if (nx->kind == NX_TIP) {
 				if (!nx->has_ip) {
@@ -2024,7 +1454,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 static int step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	f->tnt_n = 0;
-	lookahead(f, 0);
+	pt_flow_lookahead(f, 0);
 	if (f->aux_n || f->ptw_n || f->trig_n)
 		return -1; /* items read before the look-ahead item come first */
 	struct nx *nx = &f->nx;
@@ -2145,7 +1575,7 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	}
 	case ST_DISABLED: {
 		f->tnt_n = 0; /* bits while disabled carry no flow */
-		lookahead(f, 0);
+		pt_flow_lookahead(f, 0);
 		if (f->aux_n || f->ptw_n || f->trig_n)
 			return -1; /* items read before the look-ahead item come first */
 		struct nx *nx = &f->nx;
@@ -2220,233 +1650,6 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	}
 }
 
-/* A compressed return on the hot paths (fast_step, chain_step): with the next TNT bit 1 and the
- * return stack not empty, pops both and returns the cached block of the return address (in
- * *to), or returns -1 and changes nothing (a 0 bit, an empty stack or a block not cached: the
- * general walk handles it). */
-static inline __attribute__((always_inline)) int32_t compressed_ret(struct ptrec_pt_flow *f,
-                                                                   uint64_t *to)
-{
-	if (!f->tnt_n || !((f->tnt >> (f->tnt_n - 1)) & 1) || !f->ret_n)
-		return -1;
-	unsigned top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
-	int32_t next = ind_succ(f, f->ret[top]);
-	if (next < 0)
-		return -1;
-	*to = f->ret[top];
-	f->tnt_n--;
-	f->ret_top = top;
-	f->ret_n--;
-	f->no_progress = 0;
-	return next;
-}
-
-/* The hot path: the current block is cached and its final branch can be resolved without the
- * general walk: a conditional branch or compressed return with TNT bits queued, a direct
- * jump/call, or an indirect branch whose TIP is the look-ahead item, with the successor block
- * cached.  Either TNT bits are queued or the look-ahead item is a TIP, so no IP-bound event,
- * overflow or disable can bind in this block.  Fills the whole run and returns 1 (the caller
- * counts it in the stats), or returns 0 without changing anything when the general walk must
- * handle the step. */
-static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow *f,
-                                                         struct ptrec_pt_flow_run *run)
-{
-	const struct blk *b = &f->blk[f->cur_blk];
-	struct nx *nx = &f->nx;
-	int32_t next;
-	uint64_t to, tsc = f->tnt_tsc, off = f->tnt_off;
-	unsigned kind, flags = f->tnt_tflags;
-	int tip = nx->kind == NX_TIP;
-	/* The most frequent case first, outside the switch (its jump table predicts badly). */
-	if (b->iclass == X86_IC_JCC && f->tnt_n) {
-		unsigned bit = (unsigned)(f->tnt >> (f->tnt_n - 1)) & 1;
-		next = b->succ[bit];
-		if (next < 0)
-			return 0;
-		f->tnt_n--;
-		to = b->dest[bit];
-		kind = PTREC_BR_JCC;
-		flags |= bit ? PTREC_BRF_TAKEN : 0;
-		f->no_progress = 0;
-		goto out;
-	}
-	if (b->end != BLK_BRANCH || (!f->tnt_n && !tip))
-		return 0;
-	switch (b->iclass) {
-	case X86_IC_JCC: /* with a TNT bit queued it was taken above */
-		return 0;
-	case X86_IC_JMP:
-	case X86_IC_CALL:
-		next = b->succ[1];
-		if (next < 0 || f->no_progress >= NO_PROGRESS_LIMIT)
-			return 0;
-		f->no_progress++;
-		to = b->dest[1];
-		if (b->iclass == X86_IC_CALL) {
-			call_push(f, b);
-			kind = PTREC_BR_CALL;
-		} else {
-			kind = PTREC_BR_JMP;
-		}
-		break;
-	case X86_IC_RET:
-		if (f->tnt_n) {
-			next = compressed_ret(f, &to);
-			if (next < 0)
-				return 0;
-			kind = PTREC_BR_RET;
-			flags |= PTREC_BRF_COMPRESSED_RET;
-			break;
-		}
-		/* An uncompressed return takes the TIP. */
-		/* fall through */
-	case X86_IC_JMP_IND:
-	case X86_IC_CALL_IND:
-	case X86_IC_FAR:
-		/* (the general walk delivers held PIP/VMCS items here) */
-		if (!tip || !nx->has_ip || nx->has_mode || f->br_held_n)
-			return 0;
-		to = nx->ip;
-		next = ind_succ(f, to);
-		if (next < 0)
-			return 0;
-		kind = b->iclass == X86_IC_RET ? PTREC_BR_RET
-		     : b->iclass == X86_IC_JMP_IND ? PTREC_BR_IND_JMP
-		     : b->iclass == X86_IC_CALL_IND ? PTREC_BR_IND_CALL : PTREC_BR_FAR;
-		if (b->iclass == X86_IC_CALL_IND)
-			ret_push(f, b->dest[0]);
-		flags = nx->tflags;
-		tsc = nx->tsc;
-		off = nx->off;
-		nx->kind = NX_NONE;
-		f->no_progress = 0;
-		break;
-	default:
-		return 0;
-	}
-out:
-	run->ip = b->start;
-	run->ninsn = b->ninsn;
-	run->mode = b->mode;
-	run->last_iclass = b->iclass;
-	run->aux = 0;
-	run->flags = f->spec ? PT_FLOW_RUN_SPECULATIVE : 0;
-	run->len = b->len;
-	/* tsc is 0 without PTREC_BRF_HAS_TIME (ptrec_pt_time_now) */
-	run->ev = (struct ptrec_branch){BLK_END_IP(b), to, tsc, (uint8_t)kind, (uint8_t)flags, 0, 0};
-	run->why = NULL;
-	run->offset = off;
-	f->ip = to;
-	f->cur_blk = next;
-	return 1;
-}
-
-/* Where lookahead(f, 0) is to read the next packet: first the timing packets the hot paths
- * meet between TNTs and TIPs, one-byte CYCs and MTCs (and PADs), applied to the clock exactly as
- * lookahead applies them (status_pkt; not progress), without the packet decoder. */
-static inline __attribute__((always_inline)) void fast_time(struct ptrec_pt_flow *f)
-{
-	while (f->pos < f->len && f->ctx == PT_CTX_NONE) {
-		unsigned b = f->buf[f->pos];
-		if ((b & 7) == 3) { /* CYC without Exp: the count is in this byte */
-			ptrec_pt_time_cyc(&f->time, b >> 3);
-			f->pos++;
-		} else if (b == 0x59 && f->len - f->pos >= 2) {
-			ptrec_pt_time_mtc(&f->time, f->buf[f->pos + 1]);
-			f->pos += 2;
-		} else if (b == 0x00) {
-			f->pos++;
-		} else {
-			return;
-		}
-	}
-}
-
-/* The common packet when the TNT queue is empty and nothing is looked ahead: a TNT, short
- * (header bit 0 clear, not PAD 0x00 or the extension prefix 0x02, not a BIP inside a BBP block)
- * or long (02 a3 and 6 payload bytes with a stop bit), queued exactly as lookahead(f, 0) queues
- * it.  Returns 1, or 0 (nothing consumed) for any other packet or the end of the trace. */
-static inline __attribute__((always_inline)) int fast_tnt(struct ptrec_pt_flow *f)
-{
-	if (f->pos >= f->len)
-		return 0;
-	const uint8_t *p = f->buf + f->pos;
-	unsigned b = p[0], cnt, size = 1;
-	uint64_t bits;
-	if (b == 0x02) {
-		if (f->len - f->pos < 8 || p[1] != 0xa3)
-			return 0;
-		memcpy(&bits, p, 8);
-		bits >>= 16; /* the 6 payload bytes, little-endian */
-		if (bits < 2)
-			return 0; /* no branch bit: lookahead reports the bad packet */
-		cnt = 63u - (unsigned)__builtin_clzll(bits);
-		size = 8;
-	} else {
-		if ((b & 1) || b <= 2 || (f->ctx != PT_CTX_NONE && (b & 7) == 4))
-			return 0;
-		cnt = 30u - (unsigned)__builtin_clz(b); /* bits below the stop bit, 1..6 */
-		bits = b >> 1;
-	}
-	f->tnt = (f->tnt << cnt) | (bits & ((UINT64_C(1) << cnt) - 1));
-	f->tnt_n = cnt;
-	f->ctx = PT_CTX_NONE;
-	f->tnt_off = f->pos;
-	f->pos += size;
-	f->no_progress = 0;
-	f->tnt_tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->tnt_tsc);
-	return 1;
-}
-
-/* The other common packet there: a TIP with an IP (IPBytes 1, 2, 3, 4 or 6) and at least 8
- * bytes after its header, made the look-ahead item exactly as lookahead(f, 0) makes it.
- * Returns 1, or 0 (nothing consumed). */
-static inline __attribute__((always_inline)) int fast_tip(struct ptrec_pt_flow *f)
-{
-	/* by IPBytes: the packet's size (0: not here) and the IP bits it gives (the others come
-	 * from the last IP, or with IPBytes 3 from sign-extending bit 47) */
-	static const uint8_t size[8] = {0, 3, 5, 7, 7, 0, 9, 0};
-	static const uint64_t given[8] = {0, 0xffff, 0xffffffff, UINT64_C(0xffffffffffff),
-	                                  UINT64_C(0xffffffffffff), 0, ~UINT64_C(0), 0};
-	if (f->len - f->pos < 9)
-		return 0;
-	const uint8_t *p = f->buf + f->pos;
-	unsigned ipb = p[0] >> 5;
-	if ((p[0] & 0x1f) != 0x0d || !size[ipb])
-		return 0;
-	uint64_t v;
-	memcpy(&v, p + 1, 8);
-	uint64_t m = given[ipb];
-	v = (f->last_ip & ~m) | (v & m);
-	if (ipb == 3) /* (a conditional move, not a jump table over IPBytes) */
-		v = (uint64_t)((int64_t)(v << 16) >> 16);
-	memset(&f->nx, 0, sizeof(f->nx));
-	f->last_ip = v;
-	f->trig_anchor = v; /* as pkt_ip */
-	f->trig_anchor_off = f->pos;
-	f->ctx = PT_CTX_NONE;
-	f->nx.kind = NX_TIP;
-	f->nx.has_ip = 1;
-	f->nx.ip = v;
-	f->nx.off = f->pos;
-	f->nx.has_mode = f->has_pending_mode;
-	f->nx.new_mode = f->pending_mode;
-	f->has_pending_mode = 0;
-	f->pos += size[ipb];
-	f->no_progress = 0;
-	nx_time(f);
-	return 1;
-}
-
-/* The next packet where the TNT queue is empty and nothing is looked ahead, on the hot paths:
- * the timing packets before it (fast_time), then a TNT or a TIP.  Returns 1, or 0 when
- * lookahead(f, 0) must read it. */
-static inline __attribute__((always_inline)) int fast_read(struct ptrec_pt_flow *f)
-{
-	fast_time(f);
-	return fast_tnt(f) || fast_tip(f);
-}
-
 /* Tries the hot path for the next run (see fast_step). */
 static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *f,
                                                         struct ptrec_pt_flow_run *run)
@@ -2454,24 +1657,12 @@ static inline __attribute__((always_inline)) int try_fast(struct ptrec_pt_flow *
 	if (!HOT_PATHS || f->state != ST_ENABLED || f->cur_blk < 0 || *f->gen_ref != f->image_gen)
 		return 0;
 	if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f))
-		lookahead(f, 0);
+		pt_flow_lookahead(f, 0);
 	if (f->aux_n || f->ptw_n || f->trig_n || !fast_step(f, run))
 		return 0;
 	f->stats.insns += run->ninsn;
 	f->stats.events++;
 	return 1;
-}
-
-static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run);
-
-/* Events come in execution order, so their times must not go back.  A stamp taken at an
- * earlier packet (a direct branch after an indirect one stamped at the TNT before the TIP,
- * branches behind a deferred TIP) is raised to the last event's time; a stamp more than
- * PT_TIME_SLIP behind is a new time (lost trace, a new run) and is kept. */
-static inline void order_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
-{
-	if (!f->raw_time)
-		ptrec_pt_flow_order_time(&f->ev_tsc, &run->ev);
 }
 
 static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
@@ -2497,85 +1688,14 @@ static int next_run_refill(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *ru
 	int e = 1;
 	f->hot = 0; /* the slow path may call ptrec_pt_flow_next_run again */
 	if (f->retire)
-		retire_chunks(f);
+		pt_flow_retire_chunks(f);
 	if (!try_fast(f, run))
-		e = next_run_slow(f, run);
+		e = pt_flow_next_run_slow(f, run);
 	if (e > 0)
 		order_time(f, run);
 	f->hot = HOT_PATHS && !f->retire && f->state == ST_ENABLED && f->cur_blk >= 0 && !f->aux_n &&
 	         !f->ptw_n && !f->trig_n;
 	return e;
-}
-
-/* What jcc_burst adds up besides the runs. */
-struct jcc_tally {
-	uint64_t insns; /* instructions */
-	uint64_t taken; /* taken branches */
-	uint64_t tsc;   /* the (ordered) time stamp of the last burst's events */
-};
-
-/* fast_step for a run of conditional branches with TNT bits queued, the decoder state held in
- * registers: fills runs[n..) up to max while the current block ends with a JCC whose successor
- * for the next bit is cached and bits remain (runs NULL: only counts them).  Every run has the
- * same time stamp, so order_time is applied once.  Returns the new n (n itself when the first
- * successor is not cached); adds to *t. */
-static inline __attribute__((always_inline)) size_t jcc_burst(struct ptrec_pt_flow *f,
-                                                            struct ptrec_pt_flow_run *runs,
-                                                            size_t n, size_t max,
-                                                            struct jcc_tally *t)
-{
-	const struct blk *blk = f->blk;
-	int32_t cur = f->cur_blk;
-	const struct blk *b = &blk[cur];
-	unsigned tn = f->tnt_n, flags = f->tnt_tflags;
-	/* the time stamp of events decided by the queued bits, ordered (order_time) after the
-	 * last event's; *last is only changed when an event is produced */
-	uint64_t last = f->ev_tsc;
-	uint64_t tsc = flags & PTREC_BRF_HAS_TIME ? ptrec_pt_time_order(&last, f->tnt_tsc) : f->tnt_tsc;
-	uint64_t tnt = f->tnt, off = f->tnt_off, to = f->ip, sum = 0;
-	uint64_t taken = 0;
-	size_t n0 = n;
-	do {
-		unsigned bit = (unsigned)(tnt >> (tn - 1)) & 1;
-		int32_t next = b->succ[bit];
-		if (next < 0)
-			break;
-		tn--;
-		to = b->dest[bit];
-		taken += bit;
-		sum += b->ninsn;
-		cur = next;
-		if (!runs) {
-			n++;
-			b = &blk[cur];
-			continue;
-		}
-		struct ptrec_pt_flow_run *run = &runs[n++];
-		run->ip = b->start;
-		run->ninsn = b->ninsn;
-		run->mode = b->mode;
-		run->last_iclass = X86_IC_JCC;
-		run->aux = 0;
-		run->flags = f->spec ? PT_FLOW_RUN_SPECULATIVE : 0;
-		run->len = b->len;
-		run->ev = (struct ptrec_branch){b->at, to, tsc, PTREC_BR_JCC,
-		                                (uint8_t)(flags | (bit ? PTREC_BRF_TAKEN : 0)), 0, 0};
-		run->why = NULL;
-		run->offset = off;
-		b = &blk[cur];
-	} while (n < max && tn && b->iclass == X86_IC_JCC);
-	if (n != n0) {
-		f->tnt_n = tn;
-		f->cur_blk = cur;
-		f->ip = to;
-		f->no_progress = 0;
-		if (!f->raw_time)
-			f->ev_tsc = last;
-		t->insns += sum;
-		t->taken += taken;
-		t->tsc = tsc;
-	}
-	return n;
 }
 
 static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, size_t max);
@@ -2592,7 +1712,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 {
 	size_t n = 0;
 	if (f->retire)
-		retire_chunks(f);
+		pt_flow_retire_chunks(f);
 	while (n < max) {
 		/* The hot loop: the state, the cache and the image cannot change under fast_step. */
 		if (HOT_PATHS && f->state == ST_ENABLED && f->cur_blk >= 0 &&
@@ -2602,7 +1722,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 			struct jcc_tally t = {0, 0, 0};
 			while (n < max) {
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f)) {
-					lookahead(f, 0);
+					pt_flow_lookahead(f, 0);
 					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
 				}
@@ -2624,7 +1744,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 			if (n == max)
 				break;
 		}
-		int e = next_run_slow(f, &runs[n]);
+		int e = pt_flow_next_run_slow(f, &runs[n]);
 		if (e < 0)
 			return n ? (int)n : e;
 		if (e == 0)
@@ -2635,382 +1755,7 @@ static int next_runs(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *runs, si
 	return (int)n;
 }
 
-/* Adds one run's event or auxiliary item to c (the instructions are counted by the caller). */
-static inline __attribute__((always_inline)) void count_run(struct ptrec_pt_flow_counts *c,
-                                                            const struct ptrec_pt_flow_run *run)
-{
-	const struct ptrec_branch *ev = &run->ev;
-	if (run->aux) {
-		c->aux++;
-		c->ptw += run->aux == PT_FLOW_AUX_PTW;
-	}
-	if (ev->kind == PTREC_BR_NONE || ev->kind >= PTREC_BR_KIND_COUNT_)
-		return;
-	c->kind[ev->kind]++;
-	c->jcc_taken += ev->kind == PTREC_BR_JCC && (ev->flags & PTREC_BRF_TAKEN);
-	c->ret_compressed += !!(ev->flags & PTREC_BRF_COMPRESSED_RET);
-	if (ev->flags & PTREC_BRF_HAS_TIME) {
-		if (!c->have_time)
-			c->time_first = ev->timestamp;
-		c->have_time = 1;
-		c->time_last = ev->timestamp;
-	}
-}
-
-/* ---- chains (ptrec_pt_flow_count) --------------------------------------------------------- */
-
-/* Fills c (its key aside) with what fast_step would do, step after step, from block cur with
- * the w oldest queued TNT bits `bits` (more: further bits are queued behind them) and, when
- * tip is not 0, a TIP to tip read ahead behind the last of them: conditional branches and
- * compressed returns take a bit each (a return to a call made inside the chain, or to one made
- * before it: the return address on f's return stack now, recorded in pop[] and checked before
- * each use), direct jumps and calls only while a bit remains queued or the TIP is read (fast_step
- * takes them only then; otherwise it reads the next packet first, which may change their time),
- * and once the bits are used up, the indirect branch (or uncompressed return) that takes the
- * TIP, where it ends (what follows depends on the next packet).  It stops before any other step
- * and before a successor that is not cached (then keep = 0). */
-static void chain_build(const struct ptrec_pt_flow *f, struct chain *c, int32_t cur, uint32_t bits,
-                        unsigned w, int more, uint64_t tip)
-{
-	uint64_t stk[CHAIN_PUSH];
-	unsigned sp = 0;
-	int add = 0, cap = 255; /* the fill as a function of the fill before: min(n + add, cap) */
-	memset(c, 0, sizeof(*c));
-	c->keep = 1;
-	c->to = f->blk[cur].start;
-	for (unsigned step = 0; step < CHAIN_STEPS && !c->ind; step++) {
-		const struct blk *b = &f->blk[cur];
-		unsigned bit = c->used < w ? (bits >> (w - 1 - c->used)) & 1 : 0;
-		int bits_left = c->used < w || more;
-		int32_t next;
-		uint64_t to;
-		if (b->end != BLK_BRANCH)
-			break;
-		switch (b->iclass) {
-		case X86_IC_JCC:
-			if (c->used == w)
-				goto stop;
-			next = b->succ[bit];
-			to = b->dest[bit];
-			break;
-		case X86_IC_JMP:
-		case X86_IC_CALL:
-			if (!bits_left && !tip)
-				goto stop;
-			if (b->iclass == X86_IC_CALL && b->dest[1] != b->dest[0] && sp == CHAIN_PUSH)
-				goto stop;
-			next = b->succ[1];
-			to = b->dest[1];
-			break;
-		case X86_IC_RET:
-			if (c->used < w) { /* compressed */
-				if (!bit)
-					goto stop;
-				if (sp) {
-					to = stk[sp - 1];
-				} else {
-					/* the fill before this return is min(ret_n + add, cap) */
-					int n = (int)f->ret_n + add < cap ? (int)f->ret_n + add : cap;
-					if (c->npop == CHAIN_POP || n <= 0)
-						goto stop;
-					to = f->ret[(f->ret_top + 2 * RETSTACK_SIZE - 1 - c->npop) %
-					            RETSTACK_SIZE];
-				}
-				next = blk_peek(f, to, b->mode);
-				break;
-			}
-			if (more)
-				goto stop;
-			/* uncompressed: it takes the TIP */
-			/* fall through */
-		case X86_IC_JMP_IND:
-		case X86_IC_CALL_IND:
-		case X86_IC_FAR:
-			if (bits_left || !tip ||
-			    (b->iclass == X86_IC_CALL_IND && sp == CHAIN_PUSH))
-				goto stop;
-			to = tip;
-			next = blk_peek(f, to, b->mode);
-			break;
-		default:
-			goto stop;
-		}
-		if (next < 0) {
-			c->keep = 0;
-			break;
-		}
-		switch (b->iclass) {
-		case X86_IC_JCC:
-			c->jcc++;
-			c->taken += (uint8_t)bit;
-			c->used++;
-			c->trail = 0;
-			break;
-		case X86_IC_CALL:
-			if (b->dest[1] != b->dest[0]) { /* call_push */
-				stk[sp++] = b->dest[0];
-				add++;
-				cap = cap + 1 < RETSTACK_SIZE ? cap + 1 : RETSTACK_SIZE;
-			}
-			c->call++;
-			c->trail++;
-			break;
-		case X86_IC_JMP:
-			c->jmp++;
-			c->trail++;
-			break;
-		case X86_IC_RET:
-			if (c->used < w) {
-				if (sp)
-					sp--;
-				else
-					c->pop[c->npop++] = to;
-				add--;
-				cap--;
-				c->ret++;
-				c->used++;
-				c->trail = 0;
-				break;
-			}
-			c->ind = PTREC_BR_RET;
-			c->trail = 0;
-			break;
-		case X86_IC_CALL_IND:
-			stk[sp++] = b->dest[0]; /* ret_push */
-			add++;
-			cap = cap + 1 < RETSTACK_SIZE ? cap + 1 : RETSTACK_SIZE;
-			c->ind = PTREC_BR_IND_CALL;
-			c->trail = 0;
-			break;
-		case X86_IC_JMP_IND:
-			c->ind = PTREC_BR_IND_JMP;
-			c->trail = 0;
-			break;
-		default:
-			c->ind = PTREC_BR_FAR;
-			c->trail = 0;
-			break;
-		}
-		c->steps++;
-		c->insns += b->ninsn;
-		c->to = to;
-		cur = next;
-	}
-stop:
-	c->end = cur;
-	c->npush = (uint8_t)sp;
-	c->rn_add = (int8_t)add;
-	c->rn_cap = (uint8_t)cap;
-	memcpy(c->push, stk, sp * sizeof(stk[0]));
-}
-
-/* Counts one event's time stamp into c as order_time and count_run would. */
-static inline void count_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c,
-                              unsigned flags, uint64_t tsc)
-{
-	if (!(flags & PTREC_BRF_HAS_TIME))
-		return;
-	if (!f->raw_time)
-		tsc = ptrec_pt_time_order(&f->ev_tsc, tsc);
-	if (!c->have_time)
-		c->time_first = tsc;
-	c->have_time = 1;
-	c->time_last = tsc;
-}
-
-/* 1 if the return addresses chain ch returns to (calls made before it) are those on f's return
- * stack now. */
-static inline __attribute__((always_inline)) int chain_pops_ok(const struct ptrec_pt_flow *f,
-                                                               const struct chain *ch)
-{
-	if (ch->npop > f->ret_n)
-		return 0;
-	for (unsigned i = 0; i < ch->npop; i++)
-		if (f->ret[(f->ret_top + 2 * RETSTACK_SIZE - 1 - i) % RETSTACK_SIZE] != ch->pop[i])
-			return 0;
-	return 1;
-}
-
-/* One chain from the current block with TNT bits queued or a TIP read ahead (the hot loop of
- * ptrec_pt_flow_count, in its state), built on a miss: counts it into c, *insns and *events
- * exactly as fast_step's runs would add up.  Returns 1, or 0 (nothing changed but a TIP read
- * ahead) when it is empty. */
-static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow *f,
-                                                            struct ptrec_pt_flow_counts *c,
-                                                            uint64_t *insns, uint64_t *events)
-{
-	unsigned tn = f->tnt_n;
-	/* fast_step's limit on direct jumps without a packet consumed, for those before the
-	 * first bit */
-	if (f->no_progress + CHAIN_STEPS >= NO_PROGRESS_LIMIT)
-		return 0;
-	/* With every queued bit in the window, the TIP right behind them (if it is one) is read
-	 * now instead of when they are used up: the same packet, read with the same time, the
-	 * same compression state; no_progress as it would be then. */
-	if (tn <= CHAIN_BITS && f->nx.kind == NX_NONE) {
-		unsigned np = f->no_progress;
-		if (fast_tip(f))
-			f->no_progress = np;
-	}
-	const struct nx *nx = &f->nx;
-	uint64_t tip = nx->kind == NX_TIP && nx->has_ip && !nx->has_mode && !f->br_held_n &&
-	               tn <= CHAIN_BITS ? nx->ip : 0;
-	unsigned w = tn < CHAIN_BITS ? tn : CHAIN_BITS;
-	unsigned nb = tn <= CHAIN_BITS ? tn : CHAIN_BITS + 1;
-	uint32_t bits = (uint32_t)((f->tnt >> (tn - w)) & ((UINT64_C(1) << w) - 1));
-	int32_t cur = f->cur_blk;
-	unsigned top = f->ret_top;
-	/* The slot by the key; the return stack is not in it (it would lengthen the path from
-	 * one chain to the next).  The same key with other return addresses on the stack (code
-	 * returning to another caller) has a second slot, chosen by the top one. */
-	uint64_t hk = ((uint64_t)(uint32_t)cur << 32 | bits) ^ (uint64_t)nb << 58 ^ tip;
-	uint32_t h = (uint32_t)((hk * 0x9e3779b97f4a7c15ull) >> 32) >> (32 - f->chain_log);
-	struct chain *ch = &f->chain[h];
-	int key = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip;
-	if (!key || !chain_pops_ok(f, ch)) {
-		if (key) {
-			uint64_t tos = f->ret[(top + RETSTACK_SIZE - 1) % RETSTACK_SIZE];
-			uint32_t h2 = (uint32_t)(((hk ^ tos) * 0xff51afd7ed558ccdull) >> 32) >>
-			              (32 - f->chain_log);
-			ch = &f->chain[h2 != h ? h2 : h ^ 1];
-			key = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip;
-		}
-		if (!key || !chain_pops_ok(f, ch)) {
-			chain_build(f, ch, cur, bits, w, tn > w, tip);
-			ch->blk = cur;
-			ch->bits = bits;
-			ch->nb = (uint8_t)nb;
-			ch->tip = tip;
-		}
-	}
-	if (!ch->keep)
-		ch->blk = -1; /* build it again: the general walk will cache that successor */
-	if (!ch->steps)
-		return 0;
-	/* The return stack as the pops and pushes would leave it: the entries it returned to
-	 * popped, its own calls pushed (those it returned from popped again), the oldest entries
-	 * lost where it went deeper than RETSTACK_SIZE. */
-	top = (top + RETSTACK_SIZE - ch->npop) % RETSTACK_SIZE;
-	for (unsigned i = 0; i < ch->npush; i++)
-		f->ret[(top + i) % RETSTACK_SIZE] = ch->push[i];
-	f->ret_top = (top + ch->npush) % RETSTACK_SIZE;
-	int rn = (int)f->ret_n + ch->rn_add;
-	f->ret_n = (unsigned)(rn < ch->rn_cap ? rn : ch->rn_cap);
-	f->tnt_n = tn - ch->used;
-	f->cur_blk = ch->end;
-	f->ip = ch->to;
-	/* a bit or the TIP sets it to 0, a direct jump adds 1 */
-	f->no_progress = ch->used || ch->ind ? ch->trail : f->no_progress + ch->trail;
-	unsigned before = (unsigned)ch->steps - (ch->ind != 0); /* events decided by the bits */
-	if (before)
-		count_time(f, c, f->tnt_tflags, f->tnt_tsc);
-	c->kind[PTREC_BR_JCC] += ch->jcc;
-	c->kind[PTREC_BR_JMP] += ch->jmp;
-	c->kind[PTREC_BR_CALL] += ch->call;
-	c->kind[PTREC_BR_RET] += ch->ret;
-	c->jcc_taken += ch->taken;
-	c->ret_compressed += ch->ret;
-	*insns += ch->insns;
-	*events += ch->steps;
-	if (ch->ind) { /* the TIP was taken */
-		c->kind[ch->ind]++;
-		count_time(f, c, nx->tflags, nx->tsc);
-		f->nx.kind = NX_NONE;
-		return 1;
-	}
-	/* Chains that stop at a return of a call made before them (more than CHAIN_POP, or
-	 * the window's end): take it as fast_step would (compressed, its target's block cached),
-	 * with the same time. */
-	const struct blk *b = &f->blk[ch->end];
-	if (b->iclass == X86_IC_RET) {
-		uint64_t to;
-		int32_t next = compressed_ret(f, &to);
-		if (next >= 0) {
-			f->ip = to;
-			f->cur_blk = next;
-			c->kind[PTREC_BR_RET]++;
-			c->ret_compressed++;
-			*insns += b->ninsn;
-			++*events;
-			count_time(f, c, f->tnt_tflags, f->tnt_tsc);
-		}
-	}
-	return 1;
-}
-
-/* next_runs without the runs: the hot loop of next_runs counting in place, with chains, and
- * everything else one run at a time through next_run_slow. */
-int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
-{
-	struct ptrec_pt_flow_run run;
-	uint64_t insns0 = f->stats.insns;
-	int e;
-	f->hot = 0; /* this changes the state behind ptrec_pt_flow_next_run's back */
-	if (HOT_PATHS && !f->chain) { /* without memory for it: no chains */
-		/* One slot per 512 bytes of trace: a short trace does not pay for a big table
-		 * (512 KiB at most, a 64 KiB ring 32 KiB). */
-		f->chain_log = 8;
-		while (f->chain_log < CHAIN_LOG_MAX && ((size_t)1 << (f->chain_log + 9)) < f->len)
-			f->chain_log++;
-		f->chain = aligned_alloc(64, sizeof(*f->chain) << f->chain_log);
-		chain_clear(f);
-	}
-	for (;;) {
-		/* Nothing handed out needs its lengths: retired chunks can go at once. */
-		if (f->retire)
-			retire_chunks(f);
-		if (HOT_PATHS && f->state == ST_ENABLED && f->cur_blk >= 0 &&
-		    *f->gen_ref == f->image_gen &&
-		    !f->aux_n && !f->ptw_n && !f->trig_n) {
-			struct jcc_tally t = {0, 0, 0};
-			uint64_t events = 0, jccs = 0;
-			for (;;) {
-				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f)) {
-					lookahead(f, 0);
-					if (f->aux_n || f->ptw_n || f->trig_n)
-						break;
-				}
-				unsigned ic = f->blk[f->cur_blk].iclass;
-				if (f->chain && (f->tnt_n ? ic != X86_IC_OTHER
-				                          : f->nx.kind == NX_TIP && ic > X86_IC_JCC) &&
-				    chain_step(f, c, &t.insns, &events))
-					continue;
-				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
-					size_t m = jcc_burst(f, NULL, 0, SIZE_MAX, &t);
-					if (!m)
-						break; /* the successor is not cached */
-					jccs += m;
-					if (f->tnt_tflags & PTREC_BRF_HAS_TIME) {
-						if (!c->have_time)
-							c->time_first = t.tsc;
-						c->have_time = 1;
-						c->time_last = t.tsc;
-					}
-					continue;
-				}
-				if (!fast_step(f, &run))
-					break;
-				t.insns += run.ninsn;
-				order_time(f, &run);
-				count_run(c, &run);
-				events++;
-			}
-			c->kind[PTREC_BR_JCC] += jccs;
-			c->jcc_taken += t.taken;
-			f->stats.insns += t.insns;
-			f->stats.events += events + jccs;
-		}
-		e = next_run_slow(f, &run);
-		if (e <= 0)
-			break;
-		order_time(f, &run);
-		count_run(c, &run);
-	}
-	c->insns += f->stats.insns - insns0;
-	return e;
-}
-
-static int next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+int pt_flow_next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	memset(run, 0, sizeof(*run));
 	/* Bounded: each non-returning pass consumes trace bytes or changes state. */
