@@ -9,19 +9,8 @@
 #  - options and operands may come in any order; "--" ends the options, so an operand may
 #    start with '-';
 #  - a missing or extra operand: a message and the usage on stderr, exit 2.
-set -u
+. "$top_srcdir/tests/tool/tool_common.sh"
 
-tool=${PTREC_TOOL:-${top_builddir:-.}/libptrec/tool/ptrec}
-[ -x "$tool" ] || { echo "ptrec tool not built: $tool"; exit 99; }
-tmp=$(mktemp -d "${top_builddir:-.}/tests/test_cmd_args.XXXXXX") && tmp=$(cd "$tmp" && pwd) ||
-	exit 99
-trap 'rm -rf "$tmp"' EXIT HUP INT TERM
-fails=0 checks=0
-
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 # run WANT_EXIT ARGS...: runs ptrec ARGS with stdout in $tmp/out, stderr in $tmp/err.
 run() {
 	want=$1
@@ -52,13 +41,6 @@ usage_error() {
 	value_error "$@"
 	says err "usage: ptrec $1"
 }
-bytes() {
-	for b in "$@"; do
-		# shellcheck disable=SC2059
-		printf "\\$(printf '%03o' "0x$b")"
-	done
-}
-
 # ---- every subcommand: --help, -h, an unknown option ---------------------------------------
 cmds=$("$tool" --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p')
 [ -n "$cmds" ] || fail "ptrec --help lists no commands"
@@ -113,11 +95,7 @@ usage_error selftest "unexpected argument 'extra'" extra
 value_error packets "one TRACE file only ('a.pt' and 'b.pt')" a.pt b.pt
 
 # ---- --opt=value is --opt value; options and operands in any order; 0x numbers -------------
-PSB="02 82 02 82 02 82 02 82 02 82 02 82 02 82 02 82"
-# 0x1000: xor eax,eax; inc eax; cmp eax,3; jne 0x1002; jmp rax
-bytes 31 c0 ff c0 83 f8 03 75 f9 ff e0 >"$tmp/code.bin"
-# PSB+ (MODE.Exec 64-bit, FUP 0x1000), TNT taken taken not-taken, TIP.PGD without IP.
-bytes $PSB 99 01 dd 00 10 00 00 00 00 00 00 02 23 1c 01 >"$tmp/loop.pt"
+loop_trace
 same_output() { # NAME: $tmp/out equals $tmp/NAME
 	cmp -s "$tmp/out" "$tmp/$1" || fail "ptrec $args: output differs from $1"
 }
@@ -190,5 +168,4 @@ run 0 list -- -dumps
 says err "no dumps found"
 usage_error list "unknown option '-d'" -dumps
 
-echo "$checks checks, $fails failures"
-[ "$fails" -eq 0 ]
+finish

@@ -3,28 +3,8 @@
 # the --insn listing, the branch listing, --last, and the exit codes of libptrec/tool.h
 # (0 clean, 1 gaps, 2 usage, 3 unreadable input).  Expected lines are written from the SDM
 # semantics and doc/ptrec-decode.md.
-set -u
+. "$top_srcdir/tests/tool/tool_common.sh"
 
-tool=${PTREC_TOOL:-${top_builddir:-.}/libptrec/tool/ptrec}
-if [ ! -x "$tool" ]; then
-	echo "ptrec tool not built: $tool"
-	exit 99
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cmd_decode.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT HUP INT TERM
-fails=0
-checks=0
-
-bytes() {
-	for b in "$@"; do
-		# shellcheck disable=SC2059
-		printf "\\$(printf '%03o' "0x$b")"
-	done
-}
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 # run NAME EXPECTED_EXIT ARGS...
 run() {
 	name=$1 want=$2
@@ -43,11 +23,7 @@ same() {
 	}
 }
 
-PSB="02 82 02 82 02 82 02 82 02 82 02 82 02 82 02 82"
-# 0x1000: xor eax,eax; inc eax; cmp eax,3; jne 0x1002; jmp rax
-bytes 31 c0 ff c0 83 f8 03 75 f9 ff e0 >"$tmp/code.bin"
-# PSB+ (MODE.Exec 64-bit, FUP 0x1000), TNT taken taken not-taken, TIP.PGD without IP.
-bytes $PSB 99 01 dd 00 10 00 00 00 00 00 00 02 23 1c 01 >"$tmp/loop.pt"
+loop_trace
 
 run insn 0 --raw "$tmp/code.bin:0x1000" --insn "$tmp/loop.pt"
 cat >"$tmp/insn.want" <<'END'
@@ -122,5 +98,4 @@ run badlast 2 --last 0 "$tmp/loop.pt"
 run badraw 2 --raw "$tmp/code.bin" "$tmp/loop.pt"
 run both 2 --insn --last 3 "$tmp/loop.pt"
 
-echo "$checks checks, $fails failed"
-[ "$fails" -eq 0 ]
+finish

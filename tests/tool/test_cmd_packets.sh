@@ -3,31 +3,7 @@
 # with resync at the next PSB, a truncated tail, and the exit codes of libptrec/tool.h
 # (0 clean, 1 gaps/errors, 2 usage, 3 unreadable file).  Expected lines are written from the
 # SDM packet layouts and doc/ptrec-packets.md.
-set -u
-
-tool=${PTREC_TOOL:-${top_builddir:-.}/libptrec/tool/ptrec}
-if [ ! -x "$tool" ]; then
-	echo "ptrec tool not built: $tool"
-	exit 99
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cmd_packets.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT HUP INT TERM
-fails=0
-checks=0
-
-# bytes HEX... : writes the bytes to stdout (octal escapes, as POSIX printf requires).
-bytes() {
-	for b in "$@"; do
-		# shellcheck disable=SC2059
-		printf "\\$(printf '%03o' "0x$b")"
-	done
-}
-PSB="02 82 02 82 02 82 02 82 02 82 02 82 02 82 02 82"
-
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
+. "$top_srcdir/tests/tool/tool_common.sh"
 
 # run NAME EXPECTED_EXIT ARGS... : runs the tool, keeps stdout in $tmp/NAME.out, stderr in
 # $tmp/NAME.err, and checks the exit status.
@@ -227,5 +203,4 @@ run help 0 --help
 checks=$((checks + 1))
 grep -q '^usage: ptrec packets' "$tmp/help.out" || fail "help: no usage line"
 
-echo "$checks checks, $fails failed"
-[ "$fails" -eq 0 ]
+finish
