@@ -40,7 +40,8 @@ wait_server() {
 
 # one_dump VICTIM STDERR: exactly one ptrec line (in STDERR) and one 0600 dump in $work/dumps,
 # both of pid VICTIM, with its report, which names a SIGSEGV; sets $report and $stack (the
-# crashed thread's unwound frames with a symbol name, innermost first, space-separated).
+# crashed thread's unwound frames with a symbol name, innermost first, space-separated; C++
+# names without their parameters).
 one_dump() {
 	[ "$(grep -c '^ptrec: SIGSEGV in pid ' "$2")" -eq 1 ] || fail "expected exactly one ptrec line"
 	grep -q "^ptrec: SIGSEGV in pid $1 " "$2" || fail "the ptrec line is not of pid $1"
@@ -54,7 +55,7 @@ one_dump() {
 	grep -q "^pid: *$2 " "$report" || fail "the report is not of pid $2"
 	grep -q '^event: *crash, signal SIGSEGV (11)' "$report" || fail "the report does not name the crash"
 	stack=$(sed -n '/\[crashed\]/,/^$/p' "$report" |
-		sed -n 's/^  #[0-9]* *0x[0-9a-f]* \([A-Za-z_][A-Za-z0-9_]*\)+.*/\1/p' | tr '\n' ' ')
+		sed -n 's/^  #[0-9]* *0x[0-9a-f]* \([A-Za-z_][^ (+]*\)\((.*)\)\{0,1\}+0x.*/\1/p' | tr '\n' ' ')
 }
 
 # sent_by_us: the report names this script (which ran kill) as the signal's sender, and gives
