@@ -401,15 +401,17 @@ ILD_STEP int ild_rex2(const uint8_t *b, size_t len, struct ild_state *s, size_t 
 		return ILD_ATTR;
 	}
 	if (*op == 0xa1 && !s->rexw) {
-		/* JMPABS: REX2.M0=0 REX2.W=0 A1 imm64, absolute target */
+		/* JMPABS: REX2.M0=0 REX2.W=0 A1 imm64.  Its absolute target is meant to be patched
+		 * at run time (PLT), so Intel PT always sends a TIP for it (APX specification): to
+		 * PT it is an indirect jump, and the flow follows the TIP, not the bytes on file. */
 		if ((e = fits(i + 9, len)))
 			return e;
 		insn->length = (uint8_t)(i + 9);
-		insn->iclass = X86_IC_JMP;
-		insn->flags = X86_INSN_HAS_TARGET;
+		insn->iclass = X86_IC_JMP_IND;
+		insn->flags = 0;
 		insn->mode = (uint8_t)X86_MODE_64;
 		insn->reserved = 0;
-		insn->target = (uint64_t)read_signed(b + i + 1, 8);
+		insn->target = 0;
 		return ILD_DONE;
 	}
 	/* Rows 4, 7, A and E of map 0 are reserved under REX2. */

@@ -18,9 +18,9 @@ enum ptrec_x86_mode {
 enum ptrec_x86_iclass {
 	X86_IC_OTHER = 0,     /* falls through to the next instruction */
 	X86_IC_JCC,           /* conditional direct jump: Jcc, JrCXZ, LOOP/LOOPcc (TNT bit) */
-	X86_IC_JMP,           /* unconditional direct near jump (rel8/rel16/rel32, APX JMPABS) */
+	X86_IC_JMP,           /* unconditional direct near jump (rel8/rel16/rel32) */
 	X86_IC_CALL,          /* direct near call */
-	X86_IC_JMP_IND,       /* indirect near jump (TIP) */
+	X86_IC_JMP_IND,       /* indirect near jump, and APX JMPABS (TIP) */
 	X86_IC_CALL_IND,      /* indirect near call (TIP) */
 	X86_IC_RET,           /* near return, with or without imm16 (TNT if compressed, or TIP) */
 	X86_IC_FAR,           /* far transfers (TIP or FUP+TIP): far jmp/call/ret, int n, int3,
@@ -41,7 +41,7 @@ struct ptrec_x86_insn {
 	uint8_t mode;    /* enum ptrec_x86_mode it was decoded in */
 	uint32_t reserved;
 	uint64_t target; /* destination of a direct JCC/JMP/CALL (ip + length + disp, truncated
-	                    to the operand size; absolute for JMPABS) when X86_INSN_HAS_TARGET */
+	                    to the operand size) when X86_INSN_HAS_TARGET */
 };
 
 /* Decodes the instruction at bytes[0..len), which sits at address ip, in mode.

@@ -100,7 +100,7 @@ static unsigned expected_class(const char *m, const char *ops)
 	if (in_list(m, ptw))
 		return X86_IC_PTWRITE;
 	if (!strcmp(m, "jmpabs"))
-		return X86_IC_JMP;
+		return X86_IC_JMP_IND; /* Intel PT sends a TIP for it (APX specification) */
 	return X86_IC_OTHER;
 }
 

@@ -187,7 +187,7 @@ static const struct tcase cases[] = {
 	T64("d5 10 ff d0", 4, CIND),                      /* call *%r16 */
 	T64("d5 11 ff e1", 4, JIND),                      /* jmp *%r25 */
 	T64("d5 11 ff 50 08", 5, CIND),                   /* call *8(%r24) */
-	T(M64, 0x1000, "d5 00 a1 88 77 66 55 44 33 22 11", 11, JMP, 0x1122334455667788ull),
+	T64("d5 00 a1 88 77 66 55 44 33 22 11", 11, JIND), /* JMPABS: PT sends a TIP for it */
 	T64("d5 08 a1 88 77 66 55 44 33 22 11", EFORMAT, 0), /* REX2.W=1 A1: reserved */
 	T64("d5 00 74 00", EFORMAT, 0),                   /* Jcc rel8 under REX2 */
 	T64("d5 00 e8 00 00 00 00", EFORMAT, 0),          /* call rel32 under REX2 */
