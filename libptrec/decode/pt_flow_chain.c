@@ -39,6 +39,37 @@ static inline __attribute__((always_inline)) void count_run(struct ptrec_pt_flow
 	}
 }
 
+/* The current block's part of a chain's slot number (see chain_step): kept with each chain for
+ * the block it ends at, so the next slot is found without a multiplication after the chain. */
+static inline uint32_t chain_hash_blk(int32_t cur)
+{
+	return (uint32_t)(((uint64_t)(uint32_t)cur * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+/* A chain's branch counts packed into one word, 12 bits each (a chain has at most CHAIN_STEPS),
+ * so that the hot loop adds them up with one addition: jcc, jmp, call, ret (compressed), taken
+ * jcc.  The sum is moved to the counts (chain_counts_flush) before a field can overflow. */
+#define CC_JCC 0
+#define CC_JMP 12
+#define CC_CALL 24
+#define CC_RET 36
+#define CC_TAKEN 48
+#define CC_FULL (0x800ull << CC_JCC | 0x800ull << CC_JMP | 0x800ull << CC_CALL | \
+                 0x800ull << CC_RET | 0x800ull << CC_TAKEN) /* a field is >= 2048 */
+_Static_assert(CHAIN_STEPS + 1 < 2048, "a field holds 2048 + a chain's counts");
+
+static inline void chain_counts_flush(struct ptrec_pt_flow_counts *c, uint64_t *acc)
+{
+	uint64_t a = *acc;
+	c->kind[PTREC_BR_JCC] += (a >> CC_JCC) & 0xfff;
+	c->kind[PTREC_BR_JMP] += (a >> CC_JMP) & 0xfff;
+	c->kind[PTREC_BR_CALL] += (a >> CC_CALL) & 0xfff;
+	c->kind[PTREC_BR_RET] += (a >> CC_RET) & 0xfff;
+	c->ret_compressed += (a >> CC_RET) & 0xfff;
+	c->jcc_taken += (a >> CC_TAKEN) & 0xfff;
+	*acc = 0;
+}
+
 /* Fills c (its key aside) with what fast_step would do, step after step, from block cur with
  * the w oldest queued TNT bits `bits` (more: further bits are queued behind them) and, when
  * tip is not 0, a TIP to tip read ahead behind the last of them: conditional branches and
@@ -178,6 +209,11 @@ static void chain_build(const struct ptrec_pt_flow *f, struct chain *c, int32_t 
 	}
 stop:
 	c->end = cur;
+	c->end_ic = f->blk[cur].iclass;
+	c->counts = (uint64_t)c->jcc << CC_JCC | (uint64_t)c->jmp << CC_JMP |
+	            (uint64_t)c->call << CC_CALL | (uint64_t)c->ret << CC_RET |
+	            (uint64_t)c->taken << CC_TAKEN;
+	c->end_h = chain_hash_blk(cur);
 	c->npush = (uint8_t)sp;
 	c->rn_add = (int8_t)add;
 	c->rn_cap = (uint8_t)cap;
@@ -217,7 +253,9 @@ static inline __attribute__((always_inline)) int chain_pops_ok(const struct ptre
  * ahead) when it is empty. */
 static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow *f,
                                                             struct ptrec_pt_flow_counts *c,
-                                                            uint64_t *insns, uint64_t *events)
+                                                            uint64_t *insns, uint64_t *events,
+                                                            unsigned *ic, uint32_t *hc,
+                                                            uint64_t *acc)
 {
 	unsigned tn = f->tnt_n;
 	/* fast_step's limit on direct jumps without a packet consumed, for those before the
@@ -243,15 +281,15 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	/* The slot by the key; the return stack is not in it (it would lengthen the path from
 	 * one chain to the next).  The same key with other return addresses on the stack (code
 	 * returning to another caller) has a second slot, chosen by the top one. */
-	uint64_t hk = ((uint64_t)(uint32_t)cur << 32 | bits) ^ (uint64_t)nb << 58 ^ tip;
-	uint32_t h = (uint32_t)((hk * 0x9e3779b97f4a7c15ull) >> 32) >> (32 - f->chain_log);
+	uint64_t hk = (uint64_t)bits ^ (uint64_t)nb << 58 ^ tip;
+	uint32_t h = (*hc ^ (uint32_t)((hk * 0xff51afd7ed558ccdull) >> 32)) >> (32 - f->chain_log);
 	struct chain *ch = &f->chain[h];
 	int key = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip;
 	if (!key || !chain_pops_ok(f, ch)) {
 		if (key) {
 			uint64_t tos = f->ret[(top + RETSTACK_SIZE - 1) % RETSTACK_SIZE];
-			uint32_t h2 = (uint32_t)(((hk ^ tos) * 0xff51afd7ed558ccdull) >> 32) >>
-			              (32 - f->chain_log);
+			uint32_t h2 = (uint32_t)(((hk ^ tos ^ (uint64_t)(uint32_t)cur << 32) *
+			                          0x9e3779b97f4a7c15ull) >> 32) >> (32 - f->chain_log);
 			ch = &f->chain[h2 != h ? h2 : h ^ 1];
 			key = ch->blk == cur && ch->bits == bits && ch->nb == nb && ch->tip == tip;
 		}
@@ -284,32 +322,32 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	unsigned before = (unsigned)ch->steps - (ch->ind != 0); /* events decided by the bits */
 	if (before)
 		count_time(f, c, f->tnt_tflags, f->tnt_tsc);
-	c->kind[PTREC_BR_JCC] += ch->jcc;
-	c->kind[PTREC_BR_JMP] += ch->jmp;
-	c->kind[PTREC_BR_CALL] += ch->call;
-	c->kind[PTREC_BR_RET] += ch->ret;
-	c->jcc_taken += ch->taken;
-	c->ret_compressed += ch->ret;
+	*acc += ch->counts;
 	*insns += ch->insns;
 	*events += ch->steps;
 	if (ch->ind) { /* the TIP was taken */
 		c->kind[ch->ind]++;
 		count_time(f, c, nx->tflags, nx->tsc);
 		f->nx.kind = NX_NONE;
+		*ic = ch->end_ic;
+		*hc = ch->end_h;
 		return 1;
 	}
 	/* Chains that stop at a return of a call made before them (more than CHAIN_POP, or
 	 * the window's end): take it as fast_step would (compressed, its target's block cached),
 	 * with the same time. */
-	const struct blk *b = &f->blk[ch->end];
-	if (b->iclass == X86_IC_RET) {
+	*ic = ch->end_ic;
+	*hc = ch->end_h;
+	if (ch->end_ic == X86_IC_RET) {
+		const struct blk *b = &f->blk[ch->end];
 		uint64_t to;
 		int32_t next = compressed_ret(f, &to);
 		if (next >= 0) {
 			f->ip = to;
 			f->cur_blk = next;
-			c->kind[PTREC_BR_RET]++;
-			c->ret_compressed++;
+			*ic = f->blk[next].iclass;
+			*hc = chain_hash_blk(next);
+			*acc += 1ull << CC_RET;
 			*insns += b->ninsn;
 			++*events;
 			count_time(f, c, f->tnt_tflags, f->tnt_tsc);
@@ -344,22 +382,31 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 		    !f->aux_n && !f->ptw_n && !f->trig_n) {
 			struct jcc_tally t = {0, 0, 0};
 			uint64_t events = 0, jccs = 0;
+			/* the current block's iclass, from the chain that reached it */
+			unsigned ic = f->blk[f->cur_blk].iclass;
+			uint32_t hc = chain_hash_blk(f->cur_blk); /* and its part of the slot number */
+			uint64_t acc = 0; /* the chains' branch counts not yet in c */
 			for (;;) {
+				if (acc & CC_FULL)
+					chain_counts_flush(c, &acc);
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f)) {
 					pt_flow_lookahead(f, 0);
 					if (f->aux_n || f->ptw_n || f->trig_n)
 						break;
+					ic = f->blk[f->cur_blk].iclass;
+					hc = chain_hash_blk(f->cur_blk);
 				}
-				unsigned ic = f->blk[f->cur_blk].iclass;
 				if (f->chain && (f->tnt_n ? ic != X86_IC_OTHER
 				                          : f->nx.kind == NX_TIP && ic > X86_IC_JCC) &&
-				    chain_step(f, c, &t.insns, &events))
+				    chain_step(f, c, &t.insns, &events, &ic, &hc, &acc))
 					continue;
-				if (f->tnt_n && f->blk[f->cur_blk].iclass == X86_IC_JCC) {
+				if (f->tnt_n && ic == X86_IC_JCC) {
 					size_t m = jcc_burst(f, NULL, 0, SIZE_MAX, &t);
 					if (!m)
 						break; /* the successor is not cached */
 					jccs += m;
+					ic = f->blk[f->cur_blk].iclass;
+					hc = chain_hash_blk(f->cur_blk);
 					if (f->tnt_tflags & PTREC_BRF_HAS_TIME) {
 						if (!c->have_time)
 							c->time_first = t.tsc;
@@ -374,7 +421,10 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 				order_time(f, &run);
 				count_run(c, &run);
 				events++;
+				ic = f->blk[f->cur_blk].iclass;
+				hc = chain_hash_blk(f->cur_blk);
 			}
+			chain_counts_flush(c, &acc);
 			c->kind[PTREC_BR_JCC] += jccs;
 			c->jcc_taken += t.taken;
 			f->stats.insns += t.insns;

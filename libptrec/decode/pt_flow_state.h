@@ -92,7 +92,10 @@ struct chain {
 	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
 	uint8_t rn_cap;
 	uint8_t keep;       /* 0: it stopped at a successor not cached yet: build it again */
-	uint8_t pad_[17];   /* zero */
+	uint8_t end_ic;     /* the iclass of block end (read without loading the block) */
+	uint64_t counts;    /* jcc, jmp, call, ret, taken in 12-bit fields (chain_counts_add) */
+	uint8_t pad_[4];    /* zero */
+	uint32_t end_h;     /* chain_hash_blk(end): the block's part of the next chain's slot */
 	uint64_t to;        /* the IP it ends at */
 	uint64_t push[CHAIN_PUSH]; /* those return addresses */
 	uint64_t pop[CHAIN_POP];   /* the return addresses it found on the stack, top first */
