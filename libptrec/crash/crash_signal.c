@@ -109,18 +109,42 @@ unsigned ptrec_freeze_all(struct ptrec_thread **list)
 	return n;
 }
 
-/* A small RLIMIT_FSIZE must not end the process with SIGXFSZ while the dump and the report are
- * written (ENOSPC-like EFBIG sends the dump elsewhere instead): the soft limit is raised to the
- * hard one (the report child inherits it) and SIGXFSZ is blocked; both are put back after, a
- * SIGXFSZ our writes raised taken out first. */
-struct fsize_guard {
+/* Soft limits that would keep the dump from being written are raised to the hard ones while
+ * the dump and the report are written (the report child inherits them), and put back after:
+ * - RLIMIT_FSIZE: a small one must not end the process with SIGXFSZ (ENOSPC-like EFBIG sends
+ *   the dump elsewhere instead); SIGXFSZ is blocked meanwhile, and a SIGXFSZ our writes raised
+ *   taken out before the mask is put back;
+ * - RLIMIT_NOFILE: a process that lowered it below the descriptors it holds (a server that
+ *   sets it to 3..10 for a sandboxed worker) has no number left for the dump, its report or
+ *   /proc/self/maps, even with the reserve closed (the reserve's number may be above it). */
+struct limit_raise {
 	struct rlimit lim;   /* the limit before */
 	int raised;          /* 1: lim must be put back */
+};
+
+struct limits_guard {
+	struct limit_raise fsize, nofile;
 	int pending;         /* 1: a SIGXFSZ was pending before, not ours to take */
 	sigset_t mask;       /* the mask before */
 };
 
-static void fsize_open(struct fsize_guard *g)
+static void limit_raise(int resource, struct limit_raise *l)
+{
+	l->raised = syscall(SYS_prlimit64, 0, resource, NULL, &l->lim) == 0 &&
+	            l->lim.rlim_cur != l->lim.rlim_max;
+	if (l->raised) {
+		struct rlimit r = {l->lim.rlim_max, l->lim.rlim_max};
+		l->raised = syscall(SYS_prlimit64, 0, resource, &r, NULL) == 0;
+	}
+}
+
+static void limit_restore(int resource, const struct limit_raise *l)
+{
+	if (l->raised)
+		syscall(SYS_prlimit64, 0, resource, &l->lim, NULL);
+}
+
+static void limits_open(struct limits_guard *g)
 {
 	sigset_t x, pend;
 
@@ -130,21 +154,17 @@ static void fsize_open(struct fsize_guard *g)
 	g->pending = syscall(SYS_rt_sigpending, &pend, (long)(_NSIG / 8)) == 0 &&
 	             sigismember(&pend, SIGXFSZ) == 1;
 	ptrec_kernel_sigmask(SIG_BLOCK, &x, &g->mask);
-	g->raised = syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &g->lim) == 0 &&
-	            g->lim.rlim_cur != g->lim.rlim_max;
-	if (g->raised) {
-		struct rlimit r = {g->lim.rlim_max, g->lim.rlim_max};
-		g->raised = syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, &r, NULL) == 0;
-	}
+	limit_raise(RLIMIT_FSIZE, &g->fsize);
+	limit_raise(RLIMIT_NOFILE, &g->nofile);
 }
 
-static void fsize_close(struct fsize_guard *g)
+static void limits_close(struct limits_guard *g)
 {
 	sigset_t x;
 	struct timespec zero = {0, 0};
 
-	if (g->raised)
-		syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, &g->lim, NULL);
+	limit_restore(RLIMIT_NOFILE, &g->nofile);
+	limit_restore(RLIMIT_FSIZE, &g->fsize);
 	sigemptyset(&x);
 	sigaddset(&x, SIGXFSZ);
 	if (!g->pending)
@@ -210,9 +230,9 @@ static int dump_owned(int signo, const siginfo_t *info, const void *ucontext,
 {
 	pid_t tid = ptrec_gettid();
 	int report_ok = 0, r = 0;
-	struct fsize_guard fsize;
+	struct limits_guard limits;
 
-	fsize_open(&fsize);
+	limits_open(&limits);
 	atomic_fetch_add(&crash_nesting, 1);
 	atomic_store(&ptrec_crash_in_progress, 1);
 	unsigned n = ptrec_freeze_all(crash_list);
@@ -245,7 +265,7 @@ static int dump_owned(int signo, const siginfo_t *info, const void *ucontext,
 		what = crash_what;
 	}
 	ptrec_report_line(what, tid, crash_dump_path[0] ? crash_dump_path : NULL, report_ok);
-	fsize_close(&fsize);
+	limits_close(&limits);
 	atomic_store(&ptrec_crash_done, 1);
 	return r;
 }

@@ -11,6 +11,8 @@
  *     emfile                  uses every free descriptor, then SIGSEGV
  *     closed_stdio            closes descriptors 0, 1 and 2 (a daemon), then SIGSEGV
  *     emfile_noreserve        the same after closing the descriptor libptrec reserved
+ *     nofile_low              lowers the soft RLIMIT_NOFILE to 3 (a sandboxed worker): no
+ *                             number is left above stdio, not even the reserve's; SIGSEGV
  *     pre_thread_overflow     two threads started before ptrec_init; one attaches, prints the
  *                             ptrec_status line "no_altstack COUNT TIDS", then "idle_tid TID"
  *                             (the other one's), and overflows its stack
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -235,6 +238,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(c, "emfile_noreserve")) {
 		close(ptrec_crash_reserved_fd());
 		use_every_fd();
+		crash_here();
+	} else if (!strcmp(c, "nofile_low")) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+			return 99;
+		rl.rlim_cur = 3;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			return 99;
 		crash_here();
 	} else if (!strcmp(c, "daemon_fds")) {
 		return daemon_fds();
