@@ -12,13 +12,14 @@
 __attribute__((visibility("default"))) struct ptrec_hook_gate __ptrec_hook_gate
 	__attribute__((aligned(PTREC_GATE_PAGE), section(".data.ptrec_hook_gate")));
 
-void ptrec_hooks_stop(void)
+int ptrec_hooks_stop(void)
 {
 	if (__ptrec_hook_gate.stopped)
-		return;
+		return 0;
 	__ptrec_hook_gate.stopped = 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	mprotect(&__ptrec_hook_gate, sizeof(__ptrec_hook_gate), PROT_READ);
+	return 1;
 }
 
 void ptrec_hooks_resume(void)

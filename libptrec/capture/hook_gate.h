@@ -19,8 +19,9 @@ struct ptrec_hook_gate {
 
 extern struct ptrec_hook_gate __ptrec_hook_gate;
 
-/* Stops the hooks and write-protects the gate.  Idempotent.  ASYNC-SIGNAL-SAFE. */
-void ptrec_hooks_stop(void);
+/* Stops the hooks and write-protects the gate.  Idempotent: returns 1 when this call stopped
+ * them, 0 when they were stopped already.  ASYNC-SIGNAL-SAFE. */
+int ptrec_hooks_stop(void);
 
 /* Makes the gate writable again and lets the hooks record.  ASYNC-SIGNAL-SAFE. */
 void ptrec_hooks_resume(void);

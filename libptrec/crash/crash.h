@@ -84,8 +84,17 @@ void ptrec_crash_stack_prepare(void);
  * crashes as in any thread. */
 void ptrec_crash_own_thread(void);
 
-/* Forgets a crash begun in the parent: called in a fork child by the runtime. */
+/* Forgets a crash begun in the parent: called in a fork child by the runtime (the child's
+ * state is its own copy from then on). */
 void ptrec_crash_reset_after_fork(void);
+
+/* 1 in a process that shares the memory of the one libptrec's state belongs to but is another
+ * (a vfork or posix_spawn child before its exec, no fork handlers run): there the interposed
+ * functions pass through to libc (the child's actions and mask are its own, the stored ones
+ * its parent's), the application's action of a crash signal acts natively, and a crash that
+ * kills the child leaves its dump with the shared state put back after.  One getpid system
+ * call.  ASYNC-SIGNAL-SAFE. */
+int ptrec_crash_foreign(void);
 
 /* 1 when info says the signal was sent to the process (kill, sigqueue: SI_USER, SI_QUEUE), not
  * to a thread and not by the kernel for a fault.  ASYNC-SIGNAL-SAFE. */

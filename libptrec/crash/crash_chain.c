@@ -92,7 +92,7 @@ int ptrec_chain_index(int signo)
 
 int ptrec_chain_managed(int signo)
 {
-	return atomic_load(&managing) ? ptrec_chain_index(signo) : -1;
+	return atomic_load(&managing) && !ptrec_crash_foreign() ? ptrec_chain_index(signo) : -1;
 }
 
 void ptrec_chain_manage(int on)

@@ -50,6 +50,7 @@
 #include "crash/crash.h"
 
 static int installed;                         /* 1 while our handlers are in place */
+static pid_t crash_pid;                        /* the process the state belongs to */
 
 struct ptrec_crash_ctx ptrec_crash = {.backend = PTREC_BACKEND_NONE};
 _Atomic int ptrec_crash_owner;
@@ -58,6 +59,7 @@ static _Atomic int crash_nesting;             /* handler entries of the owner th
 static struct ptrec_thread *crash_list[PTREC_MAX_THREADS];
 static char crash_dump_path[PTREC_PATH_MAX];
 static _Atomic int crash_report_tried;
+static unsigned crash_listed;                  /* slots the dump froze, in crash_list */
 static char crash_what[600];
 
 /* The first fault of an episode, kept out of reach of the application's handler: a page of its
@@ -236,6 +238,7 @@ static int dump_owned(int signo, const siginfo_t *info, const void *ucontext,
 	atomic_fetch_add(&crash_nesting, 1);
 	atomic_store(&ptrec_crash_in_progress, 1);
 	unsigned n = ptrec_freeze_all(crash_list);
+	crash_listed = n;
 	struct ptrec_dump_request req = {
 		.fd = -1, .event = event, .signo = signo, .info = info, .ucontext = ucontext,
 		.tid = tid, .reason = reason, .source = PTREC_DUMP_LIVE,
@@ -272,6 +275,7 @@ static int dump_owned(int signo, const siginfo_t *info, const void *ucontext,
 
 void ptrec_crash_reset_after_fork(void)
 {
+	crash_pid = (pid_t)syscall(SYS_getpid);
 	atomic_store(&episode.tid, 0);
 	episode.depth = episode.refault = 0;
 	ptrec_hooks_resume();
@@ -473,8 +477,6 @@ void ptrec_crash_thread_exit(void)
 	episode_left(UINTPTR_MAX);
 }
 
-/* ---- the handler -------------------------------------------------------------------------- */
-
 /* 1 for a signal the kernel forces on a fault (it kills even when ignored or blocked). */
 static int forced_fault(int signo, const siginfo_t *info)
 {
@@ -487,6 +489,69 @@ static int self_abort(int signo, const siginfo_t *info)
 	return signo == SIGABRT && info && (info->si_code == SI_TKILL || info->si_code == SI_USER) &&
 	       info->si_pid == getpid();
 }
+
+/* ---- a child sharing the memory ------------------------------------------------------------ */
+
+int ptrec_crash_foreign(void)
+{
+	pid_t p = crash_pid;
+	return p && (pid_t)syscall(SYS_getpid) != p;
+}
+
+/* The foreign child dies of signo (its action is SIG_DFL, or SIG_IGN for a fault): its dump is
+ * written like any crash's (its history is in the ring of the parent's thread it borrowed),
+ * then every change made to the shared state is undone, so the parent records on and its own
+ * crash gets its dump.  Nothing is written while the parent is writing its own. */
+static void foreign_die(int signo, siginfo_t *info, ucontext_t *uc)
+{
+	int expect = 0, nesting = atomic_load(&crash_nesting);
+	int progress_was = atomic_load(&ptrec_crash_in_progress);
+
+	if (atomic_compare_exchange_strong(&ptrec_crash_owner, &expect, (int)ptrec_gettid())) {
+		int stopped = ptrec_hooks_stop();
+		ptrec_crash_dump_owned(signo, info, uc, PTREC_EVENT_CRASH, NULL);
+		for (unsigned k = 0; k < crash_listed; k++) {
+			struct ptrec_thread *t = crash_list[k];
+			if (t->ops && t->ops->thaw)
+				t->ops->thaw(&t->ring);
+			ptrec_slot_unpin(t);
+		}
+		crash_listed = 0;
+		crash_dump_path[0] = '\0';
+		atomic_store(&crash_report_tried, 0);
+		atomic_store(&crash_nesting, nesting);
+		atomic_store(&ptrec_crash_in_progress, progress_was);
+		atomic_store(&ptrec_crash_done, 0);
+		if (stopped)
+			ptrec_hooks_resume();
+		atomic_store(&ptrec_crash_owner, 0);
+	}
+	die_now(signo, info, 0);
+}
+
+/* A crash signal in a child that shares the application's memory but is another process (a
+ * vfork or posix_spawn child before its exec): libptrec's state is the parent's.  The child's
+ * own signal actions are private to it, so the application's action goes to its kernel and
+ * acts natively, as it would without libptrec; only a signal that kills it leaves a dump. */
+static void foreign_crash(int i, int signo, siginfo_t *info, ucontext_t *uc)
+{
+	struct sigaction act;
+
+	ptrec_chain_get(i, &act);
+	if (act.sa_handler == SIG_DFL || (act.sa_handler == SIG_IGN && forced_fault(signo, info))) {
+		foreign_die(signo, info, uc);
+		return;
+	}
+	if (ptrec_real_sigaction)
+		ptrec_real_sigaction(signo, &act, NULL);
+	else
+		sigaction(signo, &act, NULL);
+	if (act.sa_handler != SIG_IGN && !forced_fault(signo, info))
+		syscall(SYS_tgkill, (long)syscall(SYS_getpid), (long)ptrec_gettid(), (long)signo);
+	/* a fault repeats when the instruction is re-executed, now with the application's action */
+}
+
+/* ---- the handler -------------------------------------------------------------------------- */
 
 /* Runs the application's handler act for a crash signal, inside an episode. */
 static void handle(int i, const struct sigaction *act, int signo, siginfo_t *info,
@@ -566,6 +631,10 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		die_now(signo, info, 1);
 		goto out;
 	}
+	if (i >= 0 && ptrec_crash_foreign()) {
+		foreign_crash(i, signo, info, uc);
+		goto out;
+	}
 	if (owner && owner != me)
 		wait_for_owner();
 	if (i < 0) {
@@ -618,6 +687,7 @@ int ptrec_signals_install(void)
 			ptrec_chain_learn_restorer(&rb);
 	}
 	installed = 1;
+	crash_pid = (pid_t)syscall(SYS_getpid);
 	ptrec_chain_manage(1);
 	return 0;
 }

@@ -5,7 +5,7 @@
  *
  *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap sys overflow
  *                           two_threads heap thread_after_init ptrec_assert chain jit
- *                           own_handler
+ *                           own_handler vfork vfork_signal
  *
  * "sys" installs a seccomp filter that traps getpriority(2) (SECCOMP_RET_TRAP raises SIGSYS)
  * and then calls it; nothing in libptrec or the ptrec tool calls getpriority, so the report
@@ -15,7 +15,13 @@
  * "crasher: previous handler ran" to stderr and exits with status 42.
  * "jit" runs ud2 from an anonymous executable mapping (like JIT code).
  * "own_handler" starts the recorder with PTREC_F_NO_SIGNALS; its own SIGSEGV handler calls
- * ptrec_crash_dump() (a second call must say -PTREC_EBUSY), then dies of the signal. */
+ * ptrec_crash_dump() (a second call must say -PTREC_EBUSY), then dies of the signal.
+ * "vfork": a vfork child (it shares the memory) faults in crash_in_vfork_child; the parent
+ * says "crasher: vfork child PID died of signal N", then faults in crash_segv_null.
+ * "vfork_signal": main blocks SIGBUS and installs a SIGSEGV handler that says "crasher: parent
+ * handler ran", resets SIGSEGV to SIG_DFL and returns; a vfork child resets SIGSEGV to SIG_DFL
+ * and empties its mask before it leaves (as spawning code does before exec); main's mask must
+ * still hold SIGBUS (else exit 95), then it faults in crash_segv_null. */
 #include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -31,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ptrec.h"
@@ -178,6 +185,66 @@ __attribute__((noinline)) static void crash_thread_after_init(void)
 	pthread_join(t, NULL);
 }
 
+__attribute__((noinline)) static void crash_in_vfork_child(void)
+{
+	*(volatile int *)(addr_low + 16) = 6;
+}
+
+/* Runs child() in a vfork child, which then exits 0; returns its wait status, its pid in *pid. */
+static int vfork_run(void (*child)(void), pid_t *pid)
+{
+	int st = 0;
+	pid_t p = vfork();
+	if (p == 0) {
+		child();
+		_exit(0);
+	}
+	if (p < 0 || waitpid(p, &st, 0) != p)
+		exit(99);
+	*pid = p;
+	return st;
+}
+
+__attribute__((noinline)) static void crash_vfork(void)
+{
+	pid_t p;
+	int st = vfork_run(crash_in_vfork_child, &p);
+	fprintf(stderr, "crasher: vfork child %d died of signal %d\n", (int)p,
+	        WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	crash_segv_null();
+}
+
+static void parent_segv(int sig)
+{
+	static const char msg[] = "crasher: parent handler ran\n";
+	(void)!write(2, msg, sizeof(msg) - 1);
+	signal(sig, SIG_DFL);
+}
+
+__attribute__((noinline)) static void vfork_child_reset(void)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	signal(SIGSEGV, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+__attribute__((noinline)) static void crash_vfork_signal(void)
+{
+	sigset_t bus, now;
+	pid_t p;
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	sigprocmask(SIG_BLOCK, &bus, NULL);
+	signal(SIGSEGV, parent_segv);
+	vfork_run(vfork_child_reset, &p);
+	if (sigprocmask(SIG_BLOCK, NULL, &now) != 0 || !sigismember(&now, SIGBUS)) {
+		fprintf(stderr, "crasher: main's mask lost SIGBUS in the vfork child\n");
+		exit(95);
+	}
+	crash_segv_null();
+}
+
 __attribute__((noinline)) static void crash_ptrec_assert(void)
 {
 	PTREC_ASSERT_MSG(sink == 777, "sink is %d", sink);
@@ -201,6 +268,8 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "heap")) crash_heap();
 	else if (!strcmp(c, "thread_after_init")) crash_thread_after_init();
 	else if (!strcmp(c, "ptrec_assert")) crash_ptrec_assert();
+	else if (!strcmp(c, "vfork")) crash_vfork();
+	else if (!strcmp(c, "vfork_signal")) crash_vfork_signal();
 	else {
 		fprintf(stderr, "crasher: unknown case %s\n", c);
 		exit(98);
