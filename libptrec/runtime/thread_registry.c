@@ -77,21 +77,28 @@ static void altstack_install(struct ptrec_thread *t)
 	t->flags |= SLOT_ALTSTACK;
 }
 
-/* Removes the calling thread's sigaltstack if it is ours. */
+/* Removes the calling thread's sigaltstack mapping: taken out of the kernel first when it is
+ * still the thread's alternate stack, unmapped too when the application replaced it by its own
+ * (it was left mapped then: every thread of a server that sets its own alternate stack lost
+ * the 64 KiB and two guard pages).  Left mapped only while the thread runs on it (pthread_exit
+ * from a handler). */
 static void altstack_remove(struct ptrec_thread *t)
 {
 	stack_t old, ss;
+	char *lo = t->altstack, *here = __builtin_frame_address(0);
 
-	if (!t->altstack)
+	if (!lo)
 		return;
-	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_ONSTACK) &&
-	    (char *)old.ss_sp > (char *)t->altstack &&
-	    (char *)old.ss_sp < (char *)t->altstack + t->altstack_len) {
+	int running = here >= lo && here < lo + t->altstack_len;
+	int current = sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE) &&
+	              (char *)old.ss_sp > lo && (char *)old.ss_sp < lo + t->altstack_len;
+	if (!running && current && !(old.ss_flags & SS_ONSTACK)) {
 		memset(&ss, 0, sizeof(ss));
 		ss.ss_flags = SS_DISABLE;
-		sigaltstack(&ss, NULL);
-		munmap(t->altstack, t->altstack_len);
+		current = sigaltstack(&ss, NULL) != 0;
 	}
+	if (!running && !current)
+		munmap(lo, t->altstack_len);
 	t->altstack = NULL;
 	t->altstack_len = 0;
 }

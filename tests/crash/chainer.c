@@ -53,6 +53,10 @@
  *   small_altstack  after ptrec_init the server gives main an alternate stack of its own of
  *                   8 KiB (SIGSTKSZ, as language runtimes do), then faults (SIGSEGV: SIG_DFL)
  *   small_altstack_overflow  the same, then main's stack overflows (recurse_deep)
+ *   altstack_threads  500 threads each give themselves an 8 KiB alternate stack of their own,
+ *                   disable it and exit; the mappings of the process must not have grown by
+ *                   more than 50 (else exit 95; libptrec's stack of each thread was left
+ *                   mapped); then main faults (crash_write_wild)
  *   abort_ignored   SIGABRT ignored, then abort() (which resets it to SIG_DFL and kills)
  *   in_sigalrm      a SIGALRM handler whose sa_mask holds every signal faults; first the mask
  *                   must read back whole (else exit 95)
@@ -812,6 +816,49 @@ static void own_altstack(size_t size)
 		exit(99);
 }
 
+static void *own_altstack_thread(void *arg)
+{
+	static __thread char stack[8192];
+	stack_t ss = {.ss_sp = stack, .ss_size = sizeof(stack), .ss_flags = 0};
+	(void)arg;
+	if (sigaltstack(&ss, NULL) != 0)
+		exit(99);
+	ss.ss_flags = SS_DISABLE; /* before its memory goes (AddressSanitizer unmaps what is left) */
+	if (sigaltstack(&ss, NULL) != 0)
+		exit(99);
+	return NULL;
+}
+
+static long count_mappings(void)
+{
+	char buf[4096];
+	long n = 0;
+	ssize_t r;
+	int fd = open("/proc/self/maps", O_RDONLY);
+	if (fd < 0)
+		exit(99);
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t k = 0; k < r; k++)
+			n += buf[k] == '\n';
+	close(fd);
+	return n;
+}
+
+__attribute__((noinline)) static void altstack_threads(void)
+{
+	long before = count_mappings();
+	for (int k = 0; k < 500; k++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, own_altstack_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+			exit(99);
+	}
+	long after = count_mappings();
+	if (after > before + 50) {
+		fprintf(stderr, "chainer: %ld mappings before 500 threads, %ld after\n", before, after);
+		exit(95);
+	}
+}
+
 /* ---- an assertion path that resets to SIG_DFL and aborts ------------------------------------ */
 
 __attribute__((noinline)) static void server_assert_fail(const char *expr)
@@ -984,6 +1031,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "blocked_before_init")) crash_blocked_main();
 	else if (!strcmp(c, "small_altstack")) { own_altstack(8192); crash_write_wild(); }
 	else if (!strcmp(c, "small_altstack_overflow")) { own_altstack(8192); sink = recurse_deep(0); }
+	else if (!strcmp(c, "altstack_threads")) { altstack_threads(); crash_write_wild(); }
 	else if (!strcmp(c, "transparency")) exit(transparency());
 	else {
 		fprintf(stderr, "chainer: unknown case %s\n", c);

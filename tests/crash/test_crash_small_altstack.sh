@@ -3,8 +3,10 @@
 # ptrec_init (SIGSTKSZ, as language runtimes and crash reporters do).  libptrec's handler then
 # runs on that stack, which writing the dump overflowed ("SIGSEGV while writing the crash
 # dump", no dump): the dump is written on a stack of libptrec's own.  A plain fault and a stack
-# overflow each get their one dump and report.
+# overflow each get their one dump and report.  Threads that set their own alternate stack and
+# exit leave no mapping of libptrec's behind (altstack_threads).
 CRASHER=chainer
 . "$top_srcdir/tests/crash/crash_common.sh"
 crash_run small_altstack SEGV 'handle_request > crash_write_wild'
 crash_run small_altstack_overflow SEGV 'recurse_deep > recurse_deep'
+crash_run altstack_threads SEGV 'handle_request > crash_write_wild'
