@@ -13,9 +13,6 @@
  * takes any interval with cycles: a rough ratio beats none. */
 #define CYC_CAL_MIN 1024u
 
-/* Largest advance (TSC ticks) one packet may cause: a corrupt payload must not wrap time. */
-#define MAX_STEP (1ull << 52)
-
 void ptrec_pt_time_init(struct ptrec_pt_time *t, const struct ptrec_pt_time_config *cfg)
 {
 	memset(t, 0, sizeof(*t));
@@ -63,14 +60,14 @@ int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_
 	       a->cfg.keep_cal_on_ovf == b->cfg.keep_cal_on_ovf;
 }
 
-/* n ticks times per, saturated at MAX_STEP. */
+/* n ticks times per, saturated at PT_TIME_MAX_STEP. */
 static uint64_t scale(uint64_t n, double per)
 {
 	double v = (double)n * per;
 	if (!(v >= 0))
 		return 0;
-	if (v >= (double)MAX_STEP)
-		return MAX_STEP;
+	if (v >= (double)PT_TIME_MAX_STEP)
+		return PT_TIME_MAX_STEP;
 	return (uint64_t)v;
 }
 
@@ -85,25 +82,9 @@ static uint64_t ctc_to_tsc(const struct ptrec_pt_time *t, uint64_t n)
 	if (ctc_ratio_known(t)) {
 		uint64_t num = t->cfg.ctc_num, den = t->cfg.ctc_den;
 		unsigned __int128 v = (unsigned __int128)n * num / den;
-		return v >= MAX_STEP ? MAX_STEP : (uint64_t)v;
+		return v >= PT_TIME_MAX_STEP ? PT_TIME_MAX_STEP : (uint64_t)v;
 	}
 	return scale(n, t->tsc_per_ctc);
-}
-
-/* TSC ticks per core cycle: P1/CBR when both are known, else the calibrated value (0 = none). */
-static double tsc_per_cyc(const struct ptrec_pt_time *t)
-{
-	if (t->cfg.nominal_ratio && t->cbr)
-		return (double)t->cfg.nominal_ratio / (double)t->cbr;
-	return t->tsc_per_cyc;
-}
-
-/* tsc_per_cyc for a time: notes whether it came from the calibration. */
-static double tsc_per_cyc_use(struct ptrec_pt_time *t)
-{
-	if (!(t->cfg.nominal_ratio && t->cbr))
-		t->calib_dep = 1;
-	return tsc_per_cyc(t);
 }
 
 /* An exact time v from a TSC (is_tsc) or an MTC packet: the new base for CYC, a cycle
@@ -187,38 +168,6 @@ void ptrec_pt_time_mtc(struct ptrec_pt_time *t, uint64_t payload)
 		return; /* the CTC is tracked, but cannot be turned into time yet */
 	uint64_t d = ctc > t->ctc_base ? ctc - t->ctc_base : 0;
 	exact_time(t, t->ctc_base_tsc + ctc_to_tsc(t, d), 0);
-}
-
-void ptrec_pt_time_cyc(struct ptrec_pt_time *t, uint64_t cycles)
-{
-	if (!t->have_tsc)
-		return;
-	if (t->cal_cyc_valid)
-		t->cal_cyc += cycles;
-	double per = tsc_per_cyc_use(t);
-	if (!(per > 0)) {
-		t->cyc_ref_valid = 0;
-		return;
-	}
-	/* This CYC's time: the previous CYC's plus the cycles, and not before the last TSC/MTC. */
-	uint64_t from = t->cyc_ref_valid ? t->cyc_ref : t->base_tsc;
-	double frac = t->cyc_ref_valid ? t->cyc_frac : 0;
-	double adv = (double)cycles * per + frac;
-	uint64_t whole = scale(1, adv);
-	uint64_t at = from + whole;
-	if (at < from) /* saturate */
-		at = UINT64_MAX;
-	frac = whole < MAX_STEP ? adv - (double)whole : 0;
-	if (at < t->base_tsc) {
-		at = t->base_tsc;
-		frac = 0;
-	}
-	t->cyc_ref = at;
-	t->cyc_frac = frac;
-	t->cyc_ref_valid = 1;
-	if (at > t->tsc)
-		t->tsc = at;
-	t->cycle_accurate = 1;
 }
 
 void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt)

@@ -95,10 +95,60 @@ int ptrec_pt_time_same_run(const struct ptrec_pt_time *a, const struct ptrec_pt_
  * ignored. */
 void ptrec_pt_time_update(struct ptrec_pt_time *t, const struct ptrec_pt_packet *pkt);
 
+/* Largest advance (TSC ticks) one packet may cause: a corrupt payload must not wrap time. */
+#define PT_TIME_MAX_STEP (1ull << 52)
+
 /* ptrec_pt_time_update for an MTC with that payload (CTC byte) and for a CYC with that cycle
- * count, for decoders that read them without the packet decoder. */
+ * count, for decoders that read them without the packet decoder.  The CYC is inline (with the
+ * helpers below): with cycle-accurate tracing the flow decoder meets one before most TNT and
+ * TIP packets. */
 void ptrec_pt_time_mtc(struct ptrec_pt_time *t, uint64_t payload);
-void ptrec_pt_time_cyc(struct ptrec_pt_time *t, uint64_t cycles);
+
+/* A CYC packet's cycles: this CYC's time is the previous CYC's plus the cycles times TSC ticks
+ * per core cycle (P1/CBR when both are known, else the calibrated value, noted in calib_dep),
+ * and not before the last TSC/MTC; the fraction of a tick is carried to the next CYC. */
+static inline void ptrec_pt_time_cyc(struct ptrec_pt_time *t, uint64_t cycles)
+{
+	if (!t->have_tsc)
+		return;
+	if (t->cal_cyc_valid)
+		t->cal_cyc += cycles;
+	double per;
+	if (t->cfg.nominal_ratio && t->cbr) {
+		per = (double)t->cfg.nominal_ratio / (double)t->cbr;
+	} else {
+		t->calib_dep = 1;
+		per = t->tsc_per_cyc;
+	}
+	if (!(per > 0)) {
+		t->cyc_ref_valid = 0;
+		return;
+	}
+	uint64_t from = t->cyc_ref_valid ? t->cyc_ref : t->base_tsc;
+	double frac = t->cyc_ref_valid ? t->cyc_frac : 0;
+	double adv = (double)cycles * per + frac;
+	uint64_t whole; /* ptrec_pt_time_scale(1, adv) */
+	if (!(adv >= 0))
+		whole = 0;
+	else if (adv >= (double)PT_TIME_MAX_STEP)
+		whole = PT_TIME_MAX_STEP;
+	else
+		whole = (uint64_t)adv;
+	uint64_t at = from + whole;
+	if (at < from) /* saturate */
+		at = UINT64_MAX;
+	frac = whole < PT_TIME_MAX_STEP ? adv - (double)whole : 0;
+	if (at < t->base_tsc) {
+		at = t->base_tsc;
+		frac = 0;
+	}
+	t->cyc_ref = at;
+	t->cyc_frac = frac;
+	t->cyc_ref_valid = 1;
+	if (at > t->tsc)
+		t->tsc = at;
+	t->cycle_accurate = 1;
+}
 
 /* Returns the PTREC_BRF_HAS_TIME / PTREC_BRF_CYCLE flags for the current time and stores the
  * timestamp in *tsc (0 when there is no time).  Inline: the flow decoder reads the clock at
