@@ -157,6 +157,19 @@ static void release_held_pwre(struct ptrec_pt_flow *f)
 	f->fup_held_n = 0;
 }
 
+/* An OVF lost the FUP the held items waited for: a PWRE is reported, then an MWAIT and an
+ * EXSTOP without IP (they did happen; only where is lost); the others are dropped. */
+static void release_held_lost_fup(struct ptrec_pt_flow *f)
+{
+	unsigned n = f->fup_held_n;
+	release_held_pwre(f);
+	for (unsigned i = 0; i < n; i++) {
+		const struct aux_item *a = &f->fup_held[i];
+		if (a->kind == PT_FLOW_AUX_MWAIT || a->kind == PT_FLOW_AUX_EXSTOP)
+			aux_push(f, a->kind, a->payload, a->arg, 0);
+	}
+}
+
 /* The FUP the held items waited for came: they happen at ip, before the instruction there.
  * A MODE.TSX begin or commit changes whether what follows is speculative. */
 static void release_fup_held(struct ptrec_pt_flow *f, uint64_t ip)
@@ -259,8 +272,64 @@ static void trig_flush(struct ptrec_pt_flow *f)
 		trig_release(f);
 }
 
+/* Decodes into *pkt, without consuming, the first packet at or after pos that skip() does
+ * not pass over; 0 at the end of the trace or at a bad packet.  Every step moves forward. */
+static int first_pkt(const struct ptrec_pt_flow *f, size_t pos,
+                     int (*skip)(const struct ptrec_pt_flow *, const struct ptrec_pt_packet *),
+                     struct ptrec_pt_packet *pkt)
+{
+	enum ptrec_pt_packet_ctx ctx = f->ctx;
+	while (pos < f->len) {
+		int n = ptrec_pt_packet_decode(f->buf + pos, f->len - pos, &ctx, pkt);
+		if (n <= 0)
+			return 0;
+		if (!skip(f, pkt))
+			return 1;
+		pos += (size_t)n;
+	}
+	return 0;
+}
+
+/* Status and timing packets, which say nothing of the flow (and APL11's spurious TIP.PGD
+ * after OVF). */
+static int skip_status(const struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
+{
+	switch (pkt->type) {
+	case PT_PKT_PAD: case PT_PKT_TSC: case PT_PKT_MTC: case PT_PKT_TMA: case PT_PKT_CYC:
+	case PT_PKT_CBR: case PT_PKT_MNT: case PT_PKT_PIP: case PT_PKT_VMCS:
+	case PT_PKT_MODE_EXEC: case PT_PKT_MODE_TSX: case PT_PKT_PWRE: case PT_PKT_PWRX:
+	case PT_PKT_MWAIT: case PT_PKT_EXSTOP:
+		return 1;
+	case PT_PKT_TIP_PGD:
+		return (f->errata & PT_ERRATUM_APL11) != 0;
+	default:
+		return 0;
+	}
+}
+
+/* What may stand between an MWAIT and the EXSTOP of its stop: timing, PAD, MNT, PWRE. */
+static int skip_to_stop(const struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
+{
+	(void)f;
+	switch (pkt->type) {
+	case PT_PKT_PAD: case PT_PKT_TSC: case PT_PKT_MTC: case PT_PKT_TMA: case PT_PKT_CYC:
+	case PT_PKT_CBR: case PT_PKT_MNT: case PT_PKT_PWRE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* 1 if the next packet at or after pos, past timing, PAD, MNT and PWRE packets, is an
+ * EXSTOP with IP=1: the stop whose FUP gives the IP of an MWAIT or PWRE read before pos. */
+static int exstop_ip_follows(const struct ptrec_pt_flow *f, size_t pos)
+{
+	struct ptrec_pt_packet pkt;
+	return first_pkt(f, pos, skip_to_stop, &pkt) && pkt.type == PT_PKT_EXSTOP && pkt.ip_bit;
+}
+
 /* Applies a status-only packet (in_psb: inside PSB+, where PIP and VMCS only refresh the
- * state).  Returns 1 if pkt was one, else 0. */
+ * state).  Returns 1 if pkt was one, else 0.  f->pos is at pkt. */
 static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt, int in_psb)
 {
 	switch (pkt->type) {
@@ -271,19 +340,27 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 	case PT_PKT_EVD:
 		return 1;
 	case PT_PKT_MWAIT: /* binds to the IP of the FUP after the EXSTOP that follows */
-		aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_MWAIT, pkt->payload & 0xffffffffu,
-		         pkt->payload >> 32);
+		if (exstop_ip_follows(f, f->pos + pkt->size))
+			aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_MWAIT,
+			         pkt->payload & 0xffffffffu, pkt->payload >> 32);
+		else /* no EXSTOP.IP, so no FUP of its own: it has no IP */
+			aux_push(f, PT_FLOW_AUX_MWAIT, pkt->payload & 0xffffffffu, pkt->payload >> 32, 0);
 		return 1;
-	case PT_PKT_PWRE:
-		for (unsigned i = 0; i < f->fup_held_n && !in_psb && f->state == ST_ENABLED; i++)
-			if (f->fup_held[i].kind == PT_FLOW_AUX_MWAIT ||
-			    f->fup_held[i].kind == PT_FLOW_AUX_EXSTOP) {
-				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_PWRE, pkt->sub,
-				         pkt->payload2);
-				return 1; /* the C-state entry of that MWAIT (release_held_pwre) */
-			}
-		aux_push(f, PT_FLOW_AUX_PWRE, pkt->sub, pkt->payload2, 0);
+	case PT_PKT_PWRE: {
+		/* The C-state entry of an MWAIT or EXSTOP (IP=1) waiting for its FUP, or of the
+		 * EXSTOP (IP=1) that follows: it comes after them, where execution stopped
+		 * (release_held_pwre). */
+		int stop = !in_psb && exstop_ip_follows(f, f->pos + pkt->size);
+		for (unsigned i = 0; i < f->fup_held_n && !in_psb && !stop; i++)
+			stop = f->fup_held[i].kind == PT_FLOW_AUX_MWAIT ||
+			       f->fup_held[i].kind == PT_FLOW_AUX_EXSTOP;
+		if (stop)
+			aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_PWRE, pkt->sub,
+			         pkt->payload2);
+		else
+			aux_push(f, PT_FLOW_AUX_PWRE, pkt->sub, pkt->payload2, 0);
 		return 1;
+	}
 	case PT_PKT_PWRX:
 		aux_push(f, PT_FLOW_AUX_PWRX, pkt->payload2, 0, 0);
 		return 1;
@@ -474,30 +551,8 @@ static void psb_reached(struct ptrec_pt_flow *f, uint64_t psb_off);
  * (PT_PKT_INVALID at the end or at a bad packet); reads without consuming. */
 static unsigned peek_flow_pkt(const struct ptrec_pt_flow *f, size_t pos)
 {
-	enum ptrec_pt_packet_ctx ctx = f->ctx;
 	struct ptrec_pt_packet pkt;
-	while (pos < f->len) {
-		int n = ptrec_pt_packet_decode(f->buf + pos, f->len - pos, &ctx, &pkt);
-		if (n <= 0)
-			return PT_PKT_INVALID;
-		switch (pkt.type) {
-		case PT_PKT_PAD: case PT_PKT_TSC: case PT_PKT_MTC: case PT_PKT_TMA: case PT_PKT_CYC:
-		case PT_PKT_CBR: case PT_PKT_MNT: case PT_PKT_PIP: case PT_PKT_VMCS:
-		case PT_PKT_MODE_EXEC: case PT_PKT_MODE_TSX: case PT_PKT_PWRE: case PT_PKT_PWRX:
-		case PT_PKT_MWAIT: case PT_PKT_EXSTOP:
-			pos += (size_t)n;
-			break;
-		case PT_PKT_TIP_PGD: /* APL11: a spurious TIP.PGD after OVF */
-			if (f->errata & PT_ERRATUM_APL11) {
-				pos += (size_t)n;
-				break;
-			}
-			return pkt.type;
-		default:
-			return pkt.type;
-		}
-	}
-	return PT_PKT_INVALID;
+	return first_pkt(f, pos, skip_status, &pkt) ? pkt.type : (unsigned)PT_PKT_INVALID;
 }
 
 /* After OVF: 1 if a FUP (or, with SKD010, a TIP) says where execution resumes. */
@@ -679,7 +734,7 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.off = off;
 			f->nx.has_ip = 0;
 			f->nx.ip = 0;
-			release_held_pwre(f); /* the others' FUP was lost */
+			release_held_lost_fup(f);
 			nx_time(f);
 			ptrec_pt_time_update(&f->time, &pkt);
 			if (!ovf_fup_follows(f))

@@ -37,8 +37,10 @@
  *   packets read so far; at once while tracing is off.
  * - Status events are auxiliary items too (enum ptrec_pt_flow_aux), never branch events:
  *   MNT, PWRE, PWRX, EXSTOP (IP=0), TraceStop and CBR (outside PSB+: a new core:bus ratio)
- *   where they are read (a PWRE read while an MWAIT or EXSTOP waits for its FUP: after them,
- *   the C-state entry of that MWAIT); MWAIT, EXSTOP (IP=1)
+ *   where they are read (a PWRE read while an MWAIT or EXSTOP waits for its FUP, or just
+ *   before an EXSTOP with IP=1: after them, the C-state entry of that stop; an OVF that loses
+ *   that FUP: the PWRE, then MWAIT and EXSTOP with aux_ip 0), and an MWAIT with no EXSTOP
+ *   (IP=1) after it (aux_ip 0: no FUP gives its IP); MWAIT, EXSTOP (IP=1)
  *   and MODE.TSX begin/commit when the flow reaches the IP of their FUP; PIP and VMCS after
  *   the far branch, interrupt or disable they belong to (before a DISABLE at the far branch
  *   itself: no FUP, so they bind to that instruction; at once while tracing is off; not

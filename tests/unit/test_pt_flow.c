@@ -1695,13 +1695,46 @@ static void test_status_events(void)
 	fup(&t, 0x7002);
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "[pwre] 7000 7001 [disabled]");
-	/* "An OVF loses the FUP that MWAIT and EXSTOP wait for": they are dropped, PWRE is not. */
+	/* "An OVF loses the FUP that MWAIT and EXSTOP wait for": only where they happened is
+	 * lost, so they are reported without IP, after the PWRE, before the overflow. */
 	start(&t, 0);
 	mwait(&t);
 	pwre(&t);
 	exstop(&t, 1);
 	ovf(&t);
-	CHECK_STR(events(&t, 0), "[pwre] [overflow]");
+	CHECK_STR(events(&t, 0), "[pwre] [mwait@0] [exstop@0] [overflow]");
+	/* A PWRE read just before an EXSTOP with IP=1 is the C-state entry of that stop: it
+	 * comes after the EXSTOP, at its FUP's IP, also with no MWAIT; and while tracing is off
+	 * (a FUP with no TIP.PGE) the order is the same. */
+	start(&t, 0x7000);
+	pwre(&t);
+	exstop(&t, 1);
+	fup(&t, 0x7001);
+	pwrx(&t);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "7000 [exstop@7001] [pwre] [pwrx] 7001 [disabled]");
+	start(&t, 0);
+	mwait(&t);
+	pwre(&t);
+	exstop(&t, 1);
+	fup(&t, 0x7002);
+	pwrx(&t);
+	CHECK_STR(events(&t, 0), "[mwait@7002] [exstop@7002] [pwre] [pwrx]");
+	/* "The FUP after an EXSTOP with IP=1 gives the IP where execution stopped": an MWAIT with
+	 * no such EXSTOP after it has no FUP of its own.  It is reported where it is read, with
+	 * no IP (before a PWRE read after it; an OVF does not drop it), and does not take the IP
+	 * of a later FUP that belongs to something else (here an asynchronous disable). */
+	start(&t, 0);
+	mwait(&t);
+	pwre(&t);
+	ovf(&t);
+	CHECK_STR(events(&t, 0), "[mwait@0] [pwre] [overflow]");
+	start(&t, 0x7000);
+	mwait(&t);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[mwait@0] 7000 7001 [disabled]");
 	/* "MODE.TSX with InTX=1 in PSB+ says execution is in a transaction": those instructions
 	 * are speculative; a MODE.TSX commit binds to its FUP's IP, after which they are not. */
 	t.n = 0;
