@@ -329,6 +329,11 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 				        (unsigned long long)ev.from, (unsigned long long)ev.to);
 				break;
 			}
+			if (run.ninsn && last == ev.from) { /* synchronous: the branch at `from` ran;
+			                                        ptxed gives the TIP.PGD's IP, if any */
+				ev_line(out, "disabled", "ip", ev.to, o->event_ip && ev.to);
+				break;
+			}
 			ev_line(out, "disabled", "at", ev.from, o->event_ip && ev.from);
 			break;
 		case PTREC_BR_OVERFLOW:
