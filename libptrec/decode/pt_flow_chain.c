@@ -248,9 +248,10 @@ static inline __attribute__((always_inline)) int chain_pops_ok(const struct ptre
 }
 
 /* One chain from the current block with TNT bits queued or a TIP read ahead (the hot loop of
- * ptrec_pt_flow_count, in its state), built on a miss: counts it into c, *insns and *events
- * exactly as fast_step's runs would add up.  Returns 1, or 0 (nothing changed but a TIP read
- * ahead) when it is empty. */
+ * ptrec_pt_flow_count, in its state), built on a miss: counts it into c, *acc (the branch
+ * counts, see chain_counts_flush), *insns and *events exactly as fast_step's runs would add
+ * up.  *ic and *hc are the current block's iclass and chain_hash_blk, before and after.
+ * Returns 1, or 0 (nothing changed but a TIP read ahead) when it is empty. */
 static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow *f,
                                                             struct ptrec_pt_flow_counts *c,
                                                             uint64_t *insns, uint64_t *events,

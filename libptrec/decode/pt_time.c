@@ -80,8 +80,11 @@ static int ctc_ratio_known(const struct ptrec_pt_time *t)
 static uint64_t ctc_to_tsc(const struct ptrec_pt_time *t, uint64_t n)
 {
 	if (ctc_ratio_known(t)) {
-		uint64_t num = t->cfg.ctc_num, den = t->cfg.ctc_den;
-		unsigned __int128 v = (unsigned __int128)n * num / den;
+		uint64_t num = t->cfg.ctc_num, den = t->cfg.ctc_den, prod;
+		/* the same quotient in 64 bits when the product fits (a 128-bit division is a
+		 * libgcc call, at every MTC) */
+		unsigned __int128 v = __builtin_mul_overflow(n, num, &prod) ?
+		                      (unsigned __int128)n * num / den : prod / den;
 		return v >= PT_TIME_MAX_STEP ? PT_TIME_MAX_STEP : (uint64_t)v;
 	}
 	return scale(n, t->tsc_per_ctc);
