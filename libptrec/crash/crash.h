@@ -190,6 +190,10 @@ void ptrec_chain_left(uintptr_t sp);
 /* rt_sigprocmask on the calling thread, past any interposer.  ASYNC-SIGNAL-SAFE. */
 int ptrec_kernel_sigmask(int how, const sigset_t *set, sigset_t *old);
 
+/* sigaltstack on the calling thread, past the interposer (runtime/signal_interpose.c).  Returns
+ * 0 or -1 with errno.  ASYNC-SIGNAL-SAFE. */
+int ptrec_kernel_sigaltstack(const stack_t *ss, stack_t *old);
+
 /* Called by the interposed longjmp family with the stack pointer it jumps to: when that lies
  * outside the application's crash handlers running on this thread, they are left (the mask
  * they added goes, the episode ends and the hooks record again).  ASYNC-SIGNAL-SAFE. */

@@ -151,6 +151,11 @@ int ptrec_kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return (int)syscall(SYS_rt_sigprocmask, how, set, old, (long)(_NSIG / 8));
 }
 
+int ptrec_kernel_sigaltstack(const stack_t *ss, stack_t *old)
+{
+	return (int)syscall(SYS_sigaltstack, ss, old);
+}
+
 /* Sends again the crash signals sent while blocked that are no longer blocked. */
 static void deliver_unblocked(void)
 {
@@ -219,12 +224,12 @@ static void levels_leave(int depth, unsigned outer, const stack_t *full, int aba
 	vblocked = outer;
 	vdepth = depth;
 	if (abandoned && full)
-		sigaltstack(full, NULL);
+		ptrec_kernel_sigaltstack(full, NULL);
 	deliver_unblocked();
 	if (depth == 0)
 		ptrec_rseq_resume();
 	if (!abandoned && full)
-		sigaltstack(full, NULL);
+		ptrec_kernel_sigaltstack(full, NULL);
 }
 
 void ptrec_chain_left(uintptr_t sp)
@@ -320,7 +325,7 @@ static void app_call_run(void *p)
 	sigset_t saved;
 
 	if (c->shrink)
-		sigaltstack(&c->shrunk, NULL);
+		ptrec_kernel_sigaltstack(&c->shrunk, NULL);
 	if (depth < VFRAMES)
 		vframes[depth] = level;
 	vdepth = depth + 1;
@@ -370,7 +375,7 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 	c.info = info;
 	c.uc = uc;
 
-	int has_alt = sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE);
+	int has_alt = ptrec_kernel_sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE);
 	int ours = has_alt && t && t->altstack && (char *)ss.ss_sp > (char *)t->altstack &&
 	           (char *)ss.ss_sp < (char *)t->altstack + t->altstack_len;
 	int here_alt = has_alt && on_stack(here, &ss);

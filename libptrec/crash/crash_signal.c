@@ -327,7 +327,7 @@ static void episode_start(int signo, const siginfo_t *info, const ucontext_t *uc
 	episode.depth = 0;
 	episode.refault = 0;
 	episode.alt_lo = episode.alt_hi = 0;
-	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+	if (ptrec_kernel_sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
 		episode.alt_lo = (uintptr_t)ss.ss_sp;
 		episode.alt_hi = (uintptr_t)ss.ss_sp + ss.ss_size;
 	}

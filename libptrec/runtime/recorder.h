@@ -103,6 +103,11 @@ void ptrec_registry_shutdown(void);
  * and cut to cap.  Returns the count. */
 unsigned ptrec_registry_no_altstack(char *tids, size_t cap);
 
+/* Maps the calling thread's signal stack of libptrec (PTREC_ALTSTACK_SIZE between two guard
+ * pages, t->altstack) unless it has one, without giving it to the kernel; it is unmapped when
+ * the thread detaches.  Returns 0 or -1 (no memory). */
+int ptrec_thread_altstack_map(struct ptrec_thread *t);
+
 /* Creates a thread that libptrec does not attach (no ring, not in dumps), with every signal
  * blocked, through the real pthread_create.  Returns 0 or an errno value. */
 int ptrec_thread_create_untraced(pthread_t *thr, void *(*fn)(void *), void *arg);

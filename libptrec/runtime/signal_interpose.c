@@ -18,6 +18,8 @@
  *   handler (a recovering server) ends the episode there, so recording goes on at once (glibc
  *   x86-64: the target stack pointer is read from the jmp_buf, demangled with the pointer
  *   guard).
+ * - sigaltstack: an alternate stack the application disables stays libptrec's in the kernel
+ *   (a stack overflow must reach libptrec), disabled as read back.
  * - exit, _exit, _Exit: when called from inside the application's handler of a crash, the one
  *   dump is written first (crash/crash_signal.c), then libc's function runs.
  *
@@ -41,6 +43,9 @@
 #include "runtime/recorder.h"
 
 #define WEAK __attribute__((weak))
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1u << 31) /* linux/signal.h: disarm the stack while a handler runs */
+#endif
 
 typedef void (*exit_fn)(int) __attribute__((noreturn));
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
@@ -300,6 +305,66 @@ PTREC_API WEAK int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	if (!real_pthread_sigmask)
 		ptrec_interpose_resolve();
 	return change_mask(real_pthread_sigmask, 0, how, set, old);
+}
+
+/* ---- the alternate signal stack ------------------------------------------------------------ */
+
+/* 1 while the application has its thread's alternate stack disabled and libptrec's stands in
+ * for it in the kernel. */
+static __thread int altstack_hidden __attribute__((tls_model("initial-exec")));
+
+/* 1 when ss, as the kernel reads it back, is libptrec's stack of thread t. */
+static int altstack_ours(const struct ptrec_thread *t, const stack_t *ss)
+{
+	return !(ss->ss_flags & SS_DISABLE) && (char *)ss->ss_sp > (char *)t->altstack &&
+	       (char *)ss->ss_sp < (char *)t->altstack + t->altstack_len;
+}
+
+/* An application that disables its thread's alternate stack (SS_DISABLE) while libptrec's
+ * handlers are installed keeps it disabled in its own view only: libptrec's stack stays (or
+ * comes back) in the kernel, so a stack overflow still reaches libptrec, which then lets it
+ * kill as the kernel would have (the application's handler has no alternate stack to run on).
+ * Read back, the stack is disabled (no address, no size) until the application sets one. */
+PTREC_API WEAK int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	struct ptrec_thread *t = ptrec_slot_self();
+	stack_t k, view;
+
+	if (!t || ptrec_chain_managed(SIGSEGV) < 0)
+		return ptrec_kernel_sigaltstack(ss, old);
+	int disable = ss && (ss->ss_flags & ~SS_AUTODISARM) == SS_DISABLE;
+	if (!t->altstack && (!disable || ptrec_thread_altstack_map(t) != 0))
+		return ptrec_kernel_sigaltstack(ss, old); /* the thread brought its own stack */
+	if (ptrec_kernel_sigaltstack(NULL, &k) != 0)
+		return -1;
+	view = k;
+	if (altstack_hidden) {
+		memset(&view, 0, sizeof(view));
+		view.ss_flags = SS_DISABLE;
+	}
+	if (disable) {
+		if (k.ss_flags & SS_ONSTACK) {
+			errno = EPERM; /* the kernel's answer on the alternate stack */
+			return -1;
+		}
+		if (!altstack_ours(t, &k)) {
+			stack_t ours = {
+				.ss_sp = (char *)t->altstack + (t->altstack_len - PTREC_ALTSTACK_SIZE) / 2,
+				.ss_size = PTREC_ALTSTACK_SIZE,
+				.ss_flags = 0,
+			};
+			if (ptrec_kernel_sigaltstack(&ours, NULL) != 0)
+				return ptrec_kernel_sigaltstack(ss, old);
+		}
+		altstack_hidden = 1;
+	} else if (ss) {
+		if (ptrec_kernel_sigaltstack(ss, NULL) != 0)
+			return -1;
+		altstack_hidden = 0;
+	}
+	if (old)
+		*old = view;
+	return 0;
 }
 
 /* ---- jumps -------------------------------------------------------------------------------- */

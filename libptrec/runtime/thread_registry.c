@@ -47,33 +47,45 @@ static int registry_ok;
 
 /* ---- signal stacks --------------------------------------------------------------------- */
 
+int ptrec_thread_altstack_map(struct ptrec_thread *t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (t->altstack)
+		return 0;
+	size_t len = PTREC_ALTSTACK_SIZE + 2 * (size_t)page;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+	               -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	mprotect(p, (size_t)page, PROT_NONE);
+	mprotect((char *)p + page + PTREC_ALTSTACK_SIZE, (size_t)page, PROT_NONE);
+	t->altstack = p;
+	t->altstack_len = len;
+	return 0;
+}
+
 /* Gives the calling thread a sigaltstack, with a guard page on each side (an overflow of it, or
  * a write running up from below, faults instead of reaching other memory), unless it has one. */
 static void altstack_install(struct ptrec_thread *t)
 {
 	stack_t old, ss;
-	long page = sysconf(_SC_PAGESIZE);
 
-	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE)) {
+	if (ptrec_kernel_sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE)) {
 		t->flags |= SLOT_ALTSTACK;
 		return; /* the application brought its own */
 	}
-	size_t len = PTREC_ALTSTACK_SIZE + 2 * (size_t)page;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-	               -1, 0);
-	if (p == MAP_FAILED)
+	if (ptrec_thread_altstack_map(t) != 0)
 		return;
-	mprotect(p, (size_t)page, PROT_NONE);
-	mprotect((char *)p + page + PTREC_ALTSTACK_SIZE, (size_t)page, PROT_NONE);
-	ss.ss_sp = (char *)p + page;
+	ss.ss_sp = (char *)t->altstack + (t->altstack_len - PTREC_ALTSTACK_SIZE) / 2;
 	ss.ss_size = PTREC_ALTSTACK_SIZE;
 	ss.ss_flags = 0;
-	if (sigaltstack(&ss, NULL) != 0) {
-		munmap(p, len);
+	if (ptrec_kernel_sigaltstack(&ss, NULL) != 0) {
+		munmap(t->altstack, t->altstack_len);
+		t->altstack = NULL;
+		t->altstack_len = 0;
 		return;
 	}
-	t->altstack = p;
-	t->altstack_len = len;
 	t->flags |= SLOT_ALTSTACK;
 }
 
@@ -90,12 +102,12 @@ static void altstack_remove(struct ptrec_thread *t)
 	if (!lo)
 		return;
 	int running = here >= lo && here < lo + t->altstack_len;
-	int current = sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE) &&
+	int current = ptrec_kernel_sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE) &&
 	              (char *)old.ss_sp > lo && (char *)old.ss_sp < lo + t->altstack_len;
 	if (!running && current && !(old.ss_flags & SS_ONSTACK)) {
 		memset(&ss, 0, sizeof(ss));
 		ss.ss_flags = SS_DISABLE;
-		current = sigaltstack(&ss, NULL) != 0;
+		current = ptrec_kernel_sigaltstack(&ss, NULL) != 0;
 	}
 	if (!running && !current)
 		munmap(lo, t->altstack_len);

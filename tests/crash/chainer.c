@@ -53,6 +53,9 @@
  *   small_altstack  after ptrec_init the server gives main an alternate stack of its own of
  *                   8 KiB (SIGSTKSZ, as language runtimes do), then faults (SIGSEGV: SIG_DFL)
  *   small_altstack_overflow  the same, then main's stack overflows (recurse_deep)
+ *   altstack_disabled  after ptrec_init main disables its alternate stack (SS_DISABLE, as a
+ *                   runtime does when it drops its own); read back it must be disabled (else
+ *                   exit 95); then main's stack overflows (recurse_deep)
  *   altstack_threads  500 threads each give themselves an 8 KiB alternate stack of their own,
  *                   disable it and exit; the mappings of the process must not have grown by
  *                   more than 50 (else exit 95; libptrec's stack of each thread was left
@@ -816,6 +819,17 @@ static void own_altstack(size_t size)
 		exit(99);
 }
 
+static void altstack_disable(void)
+{
+	stack_t ss = {.ss_flags = SS_DISABLE}, now;
+	if (sigaltstack(&ss, NULL) != 0 || sigaltstack(NULL, &now) != 0)
+		exit(99);
+	if (!(now.ss_flags & SS_DISABLE) || now.ss_sp || now.ss_size) {
+		fprintf(stderr, "chainer: the alternate stack reads back enabled after SS_DISABLE\n");
+		exit(95);
+	}
+}
+
 static void *own_altstack_thread(void *arg)
 {
 	static __thread char stack[8192];
@@ -1031,6 +1045,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "blocked_before_init")) crash_blocked_main();
 	else if (!strcmp(c, "small_altstack")) { own_altstack(8192); crash_write_wild(); }
 	else if (!strcmp(c, "small_altstack_overflow")) { own_altstack(8192); sink = recurse_deep(0); }
+	else if (!strcmp(c, "altstack_disabled")) { altstack_disable(); sink = recurse_deep(0); }
 	else if (!strcmp(c, "altstack_threads")) { altstack_threads(); crash_write_wild(); }
 	else if (!strcmp(c, "transparency")) exit(transparency());
 	else {
