@@ -209,6 +209,13 @@ void ptrec_crash_thread_exit(void);
  * ASYNC-SIGNAL-SAFE. */
 void ptrec_crash_exiting(void);
 
+/* Called when the process exits (the interposed exit functions, and libptrec's destructor for
+ * a return from main): while another thread writes the dump of a crash, waits until it ends
+ * the process, as the crash signal would have at once without libptrec (a worker's crash
+ * during shutdown must not become exit status 0 with its report cut short).  The wait is
+ * bounded: the report timeout plus 10 s, and 1 s after the dump is done.  ASYNC-SIGNAL-SAFE. */
+void ptrec_crash_exit_wait(void);
+
 /* ---- dump_write.c ---------------------------------------------------------------------- */
 
 /* Where a dump's thread rings come from. */

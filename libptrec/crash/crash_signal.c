@@ -453,6 +453,17 @@ void ptrec_crash_exiting(void)
 	dump_once(vault.v.signo, &vault.v.info, &vault.v.uc);
 }
 
+void ptrec_crash_exit_wait(void)
+{
+	int owner = atomic_load(&ptrec_crash_owner);
+	if (!installed || !owner || owner == (int)ptrec_gettid() || ptrec_crash_foreign())
+		return;
+	wait_for_owner();
+	struct timespec ts = {0, 5 * 1000000};
+	for (int waited = 0; waited < 1000; waited += 5)
+		nanosleep(&ts, NULL); /* the owner's signal ends the process meanwhile */
+}
+
 /* Ends this thread's episode when sp lies outside the application handler it runs. */
 static void episode_left(uintptr_t sp)
 {

@@ -21,7 +21,9 @@
  * - sigaltstack: an alternate stack the application disables stays libptrec's in the kernel
  *   (a stack overflow must reach libptrec), disabled as read back.
  * - exit, _exit, _Exit: when called from inside the application's handler of a crash, the one
- *   dump is written first (crash/crash_signal.c), then libc's function runs.
+ *   dump is written first (crash/crash_signal.c), then libc's function runs; while another
+ *   thread writes a crash's dump they wait for the crash to end the process (so does a
+ *   destructor, for a return from main).
  *
  * Like pthread_create (thread_registry.c), the definitions bind before libc's for the program
  * and every library loaded after libptrec, and call libc's through dlsym(RTLD_NEXT).  They are
@@ -418,11 +420,19 @@ PTREC_API WEAK __attribute__((noreturn)) void __longjmp_chk(jmp_buf env, int val
  * the process through libc's function (or the raw syscall when there is none). */
 __attribute__((noreturn)) static void exit_through(exit_fn real, int status)
 {
+	ptrec_crash_exit_wait();
 	ptrec_crash_exiting();
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
+}
+
+/* A return from main exits through libc's own exit, past the interposer: the crash of another
+ * thread meanwhile is waited for here, after the application's exit handlers and destructors. */
+__attribute__((destructor)) static void exit_wait(void)
+{
+	ptrec_crash_exit_wait();
 }
 
 PTREC_API WEAK __attribute__((noreturn)) void exit(int status)

@@ -5,7 +5,7 @@
  *
  *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap sys overflow
  *                           two_threads heap thread_after_init ptrec_assert chain jit
- *                           own_handler vfork vfork_signal
+ *                           own_handler vfork vfork_signal exit_race return_race
  *
  * "sys" installs a seccomp filter that traps getpriority(2) (SECCOMP_RET_TRAP raises SIGSYS)
  * and then calls it; nothing in libptrec or the ptrec tool calls getpriority, so the report
@@ -21,8 +21,12 @@
  * "vfork_signal": main blocks SIGBUS and installs a SIGSEGV handler that says "crasher: parent
  * handler ran", resets SIGSEGV to SIG_DFL and returns; a vfork child resets SIGSEGV to SIG_DFL
  * and empties its mask before it leaves (as spawning code does before exec); main's mask must
- * still hold SIGBUS (else exit 95), then it faults in crash_segv_null. */
+ * still hold SIGBUS (else exit 95), then it faults in crash_segv_null.
+ * "exit_race", "return_race": a worker faults in crash_in_race_worker while main, once the
+ * dump's file appears in $PTREC_DIR, calls exit(0) (or returns 0 from main), as a server
+ * shutting down while a worker crashes. */
 #include <assert.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,6 +42,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptrec.h"
@@ -245,6 +250,45 @@ __attribute__((noinline)) static void crash_vfork_signal(void)
 	crash_segv_null();
 }
 
+__attribute__((noinline)) static void crash_in_race_worker(void)
+{
+	*(volatile int *)(addr_low + 24) = 7;
+}
+
+static void *race_worker(void *arg)
+{
+	(void)arg;
+	crash_in_race_worker();
+	return NULL;
+}
+
+/* 1 once a file named *.ptrec is in directory dir. */
+static int dump_begun(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+	while (d && !found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		found = n > 6 && !strcmp(e->d_name + n - 6, ".ptrec");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Starts the worker that crashes and returns once its dump is being written. */
+__attribute__((noinline)) static void crash_race(void)
+{
+	pthread_t t;
+	const char *dir = getenv("PTREC_DIR");
+	struct timespec ms = {0, 1000000};
+	if (!dir || pthread_create(&t, NULL, race_worker, NULL) != 0)
+		exit(99);
+	for (int k = 0; k < 60000 && !dump_begun(dir); k++)
+		nanosleep(&ms, NULL);
+}
+
 __attribute__((noinline)) static void crash_ptrec_assert(void)
 {
 	PTREC_ASSERT_MSG(sink == 777, "sink is %d", sink);
@@ -268,6 +312,8 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "heap")) crash_heap();
 	else if (!strcmp(c, "thread_after_init")) crash_thread_after_init();
 	else if (!strcmp(c, "ptrec_assert")) crash_ptrec_assert();
+	else if (!strcmp(c, "exit_race")) { crash_race(); exit(0); }
+	else if (!strcmp(c, "return_race")) crash_race();
 	else if (!strcmp(c, "vfork")) crash_vfork();
 	else if (!strcmp(c, "vfork_signal")) crash_vfork_signal();
 	else {
@@ -320,6 +366,8 @@ int main(int argc, char **argv)
 		return 97;
 	}
 	handle_request(argv[1]);
+	if (!strcmp(argv[1], "return_race"))
+		return 0;
 	fprintf(stderr, "crasher: %s did not crash\n", argv[1]);
 	return 96;
 }
