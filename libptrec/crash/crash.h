@@ -259,6 +259,11 @@ void ptrec_dump_prepare(int slot);
  * Returns the bytes copied (0 if unreadable).  ASYNC-SIGNAL-SAFE. */
 size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len);
 
+/* The program's path (readlink of /proc/thread-self/exe, else /proc/self/exe: once the main
+ * thread has ended with pthread_exit, /proc/self names the zombie leader, whose exe, maps and
+ * memory are gone), NUL-terminated in buf ("" when unknown).  ASYNC-SIGNAL-SAFE. */
+void ptrec_self_exe(char *buf, size_t len);
+
 /* ---- dump_path.c ------------------------------------------------------------------------ */
 
 /* Prepares what the crash path needs to place its files, at ptrec_init: the places'

@@ -233,8 +233,7 @@ static unsigned list_places(struct path_work *w, int signo, pid_t tid, const cha
 	memset(&env, 0, sizeof(env));
 	w->core[0] = '\0';
 	if (!tag) {
-		ssize_t n = readlink("/proc/self/exe", w->exe, PTREC_PATH_MAX - 1);
-		w->exe[n > 0 ? n : 0] = '\0';
+		ptrec_self_exe(w->exe, PTREC_PATH_MAX);
 		ptrec_read_small_file("/proc/sys/kernel/core_pattern", w->pattern, sizeof(w->pattern));
 		ptrec_read_small_file("/proc/sys/kernel/core_uses_pid", uses, sizeof(uses));
 		if (uname(&w->uts) != 0)

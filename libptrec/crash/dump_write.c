@@ -3,7 +3,7 @@
  * ASYNC-SIGNAL-SAFE ISLAND: called from the crash handler.  It may not call malloc/free,
  * stdio, locale functions, or take locks, and must not fault on the crashed process's memory:
  * every read of memory we do not own (ELF headers and notes of mapped files, JIT code, the
- * vDSO, the stack) goes through process_vm_readv on our own pid, which fails with EFAULT
+ * vDSO, the stack) goes through process_vm_readv on our own tid, which fails with EFAULT
  * instead of faulting.  Ring memory is ours and is written directly.  Buffers are static (one
  * set for crashes, one for snapshots) or were mapped at ptrec_init (the /proc/self/maps text).
  *
@@ -50,8 +50,17 @@ size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len)
 {
 	struct iovec local = {dst, len};
 	struct iovec remote = {(void *)(uintptr_t)addr, len};
-	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	/* The thread, not the process: a leader that ended with pthread_exit has no memory. */
+	ssize_t n = process_vm_readv(ptrec_gettid(), &local, 1, &remote, 1, 0);
 	return n > 0 ? (size_t)n : 0;
+}
+
+void ptrec_self_exe(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/thread-self/exe", buf, len - 1);
+	if (n <= 0)
+		n = readlink("/proc/self/exe", buf, len - 1); /* before Linux 3.17 */
+	buf[n > 0 ? n : 0] = '\0';
 }
 
 static void out(struct dump_ctx *c, const void *p, size_t n)
@@ -124,8 +133,7 @@ static void write_process(struct dump_ctx *c, const struct ptrec_dump_request *r
 	p->cpu_stepping = ptrec_crash.cpu_stepping;
 	p->nthreads = req->nthreads;
 	memcpy(p->comm, c->comm, sizeof(p->comm));
-	ssize_t n = readlink("/proc/self/exe", p->exe, sizeof(p->exe) - 1);
-	p->exe[n > 0 ? n : 0] = '\0';
+	ptrec_self_exe(p->exe, sizeof(p->exe));
 	ptrec_strlcpy(p->reason, req->reason, sizeof(p->reason));
 	rec_begin(c, PTREC_REC_PROCESS, sizeof(*p));
 	out(c, p, sizeof(*p));
@@ -285,7 +293,9 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 
 static void read_maps(struct dump_ctx *c)
 {
-	int fd = ptrec_crash_open_read("/proc/self/maps");
+	int fd = ptrec_crash_open_read("/proc/thread-self/maps"); /* see ptrec_self_exe */
+	if (fd < 0 && errno == ENOENT)
+		fd = ptrec_crash_open_read("/proc/self/maps");
 	c->maps_len = 0;
 	if (fd < 0)
 		return;

@@ -6,6 +6,7 @@
  *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap sys overflow
  *                           two_threads heap thread_after_init ptrec_assert chain jit
  *                           own_handler vfork vfork_signal exit_race return_race
+ *                           main_exit
  *
  * "sys" installs a seccomp filter that traps getpriority(2) (SECCOMP_RET_TRAP raises SIGSYS)
  * and then calls it; nothing in libptrec or the ptrec tool calls getpriority, so the report
@@ -24,7 +25,9 @@
  * still hold SIGBUS (else exit 95), then it faults in crash_segv_null.
  * "exit_race", "return_race": a worker faults in crash_in_race_worker while main, once the
  * dump's file appears in $PTREC_DIR, calls exit(0) (or returns 0 from main), as a server
- * shutting down while a worker crashes. */
+ * shutting down while a worker crashes.
+ * "main_exit": main ends with pthread_exit (its leader stays a zombie); a worker waits until
+ * it is one, then faults in crash_after_main_exit. */
 #include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -289,6 +292,45 @@ __attribute__((noinline)) static void crash_race(void)
 		nanosleep(&ms, NULL);
 }
 
+__attribute__((noinline)) static void crash_after_main_exit(void)
+{
+	*(volatile int *)(addr_low + 32) = 8;
+}
+
+/* 1 once the main thread (the leader) is a zombie. */
+static int main_ended(void)
+{
+	char path[64], stat[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)getpid());
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 1;
+	stat[n] = '\0';
+	char *end = strrchr(stat, ')');
+	return end && end[1] == ' ' && end[2] == 'Z';
+}
+
+static void *after_main_worker(void *arg)
+{
+	struct timespec ms = {0, 1000000};
+	(void)arg;
+	for (int k = 0; k < 60000 && !main_ended(); k++)
+		nanosleep(&ms, NULL);
+	crash_after_main_exit();
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_main_exit(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, after_main_worker, NULL) != 0)
+		exit(99);
+	pthread_exit(NULL);
+}
+
 __attribute__((noinline)) static void crash_ptrec_assert(void)
 {
 	PTREC_ASSERT_MSG(sink == 777, "sink is %d", sink);
@@ -314,6 +356,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "ptrec_assert")) crash_ptrec_assert();
 	else if (!strcmp(c, "exit_race")) { crash_race(); exit(0); }
 	else if (!strcmp(c, "return_race")) crash_race();
+	else if (!strcmp(c, "main_exit")) crash_main_exit();
 	else if (!strcmp(c, "vfork")) crash_vfork();
 	else if (!strcmp(c, "vfork_signal")) crash_vfork_signal();
 	else {

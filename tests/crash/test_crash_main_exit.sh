@@ -1,0 +1,8 @@
+#!/bin/sh
+# A server whose main thread ends with pthread_exit while its workers go on: /proc/self then
+# names the zombie leader, whose maps, exe and memory are gone.  A worker's crash still gets a
+# dump that places the program (maps, build-id, exe), holds the stack and the vDSO, and a
+# report that names the crashing function.
+. "$top_srcdir/tests/crash/crash_common.sh"
+crash_run main_exit SEGV 'after_main_worker > crash_after_main_exit'
+grep -q "^event 1 signo 11 .* exe $crasher\$" "$work/check.txt" || fail "the dump does not name the program"
