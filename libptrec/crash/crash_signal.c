@@ -118,14 +118,16 @@ unsigned ptrec_freeze_all(struct ptrec_thread **list)
  *   taken out before the mask is put back;
  * - RLIMIT_NOFILE: a process that lowered it below the descriptors it holds (a server that
  *   sets it to 3..10 for a sandboxed worker) has no number left for the dump, its report or
- *   /proc/self/maps, even with the reserve closed (the reserve's number may be above it). */
+ *   /proc/self/maps, even with the reserve closed (the reserve's number may be above it);
+ * - RLIMIT_NPROC: a service that lowered it to keep itself from forking (OpenSSH's and
+ *   vsftpd's sandboxes set 0) could not start the report's processes. */
 struct limit_raise {
 	struct rlimit lim;   /* the limit before */
 	int raised;          /* 1: lim must be put back */
 };
 
 struct limits_guard {
-	struct limit_raise fsize, nofile;
+	struct limit_raise fsize, nofile, nproc;
 	int pending;         /* 1: a SIGXFSZ was pending before, not ours to take */
 	sigset_t mask;       /* the mask before */
 };
@@ -158,6 +160,7 @@ static void limits_open(struct limits_guard *g)
 	ptrec_kernel_sigmask(SIG_BLOCK, &x, &g->mask);
 	limit_raise(RLIMIT_FSIZE, &g->fsize);
 	limit_raise(RLIMIT_NOFILE, &g->nofile);
+	limit_raise(RLIMIT_NPROC, &g->nproc);
 }
 
 static void limits_close(struct limits_guard *g)
@@ -165,6 +168,7 @@ static void limits_close(struct limits_guard *g)
 	sigset_t x;
 	struct timespec zero = {0, 0};
 
+	limit_restore(RLIMIT_NPROC, &g->nproc);
 	limit_restore(RLIMIT_NOFILE, &g->nofile);
 	limit_restore(RLIMIT_FSIZE, &g->fsize);
 	sigemptyset(&x);

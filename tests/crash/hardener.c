@@ -13,6 +13,8 @@
  *     emfile_noreserve        the same after closing the descriptor libptrec reserved
  *     nofile_low              lowers the soft RLIMIT_NOFILE to 3 (a sandboxed worker): no
  *                             number is left above stdio, not even the reserve's; SIGSEGV
+ *     nproc_low               lowers the soft RLIMIT_NPROC to 1 (a sandbox that forbids
+ *                             forking; counts only for an ordinary user); SIGSEGV
  *     pre_thread_overflow     two threads started before ptrec_init; one attaches, prints the
  *                             ptrec_status line "no_altstack COUNT TIDS", then "idle_tid TID"
  *                             (the other one's), and overflows its stack
@@ -180,6 +182,17 @@ static void *pre_thread(void *arg)
 	return NULL;
 }
 
+/* Lowers the soft limit of resource to value (the hard one stays); exits 99 on failure. */
+static void lower_soft(int resource, rlim_t value)
+{
+	struct rlimit rl;
+	if (getrlimit(resource, &rl) != 0)
+		exit(99);
+	rl.rlim_cur = value;
+	if (setrlimit(resource, &rl) != 0)
+		exit(99);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "report"))
@@ -240,12 +253,10 @@ int main(int argc, char **argv)
 		use_every_fd();
 		crash_here();
 	} else if (!strcmp(c, "nofile_low")) {
-		struct rlimit rl;
-		if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-			return 99;
-		rl.rlim_cur = 3;
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-			return 99;
+		lower_soft(RLIMIT_NOFILE, 3);
+		crash_here();
+	} else if (!strcmp(c, "nproc_low")) {
+		lower_soft(RLIMIT_NPROC, 1);
 		crash_here();
 	} else if (!strcmp(c, "daemon_fds")) {
 		return daemon_fds();

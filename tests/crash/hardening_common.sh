@@ -28,6 +28,18 @@ as_nobody_setup() {
 	chmod 755 "$scratch"
 }
 
+# as_nobody DIR PROGRAM CASE: runs `PROGRAM CASE` in DIR as nobody (after as_nobody_setup);
+# sets pid and status, leaves stdout and stderr in $work/stdout and $work/stderr.
+as_nobody() {
+	(cd "$1" && exec setpriv --reuid="$uid" --regid="$gid" --clear-groups "$2" "$3") \
+		>"$work/stdout" 2>"$work/stderr" &
+	pid=$!
+	wait $pid
+	status=$?
+	echo "--- $2 $3 as nobody (pid $pid, status $status)"
+	cat "$work/stderr"
+}
+
 # ptrec_line: the one "ptrec: " line of $work/stderr (fails unless there is exactly one).
 ptrec_line() {
 	[ "$(grep -c '^ptrec: ' "$work/stderr")" -eq 1 ] || fail "expected exactly one ptrec line on stderr"

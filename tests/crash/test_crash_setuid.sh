@@ -13,13 +13,7 @@ chmod 4755 "$scratch/hardener"
 	{ echo "SKIP: $hardener is not an ELF program (a libtool wrapper?)"; exit 77; }
 
 suid_run() {
-	(cd "$scratch/cwd" && exec setpriv --reuid="$uid" --regid="$gid" --clear-groups \
-		"$scratch/hardener" "$1") >"$work/stdout" 2>"$work/stderr" &
-	pid=$!
-	wait $pid
-	status=$?
-	echo "--- setuid hardener $1 as nobody (pid $pid, status $status)"
-	cat "$work/stderr"
+	as_nobody "$scratch/cwd" "$scratch/hardener" "$1"
 	grep -q 'hardener: ptrec_init' "$work/stderr" && { echo "SKIP: ptrec_init failed in the setuid program"; exit 77; }
 	[ "$status" -eq 139 ] || fail "exit status $status, expected 139"
 	[ -z "$(ls -A "$scratch/cwd")" ] || fail "files in the user's unwritable cwd: $(ls "$scratch/cwd")"
