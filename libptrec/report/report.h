@@ -128,10 +128,16 @@ const char *ptrec_report_signal_name(int signo);                 /* "SIGSEGV", o
 const char *ptrec_report_signal_code_name(int signo, int code);  /* "SEGV_MAPERR", or NULL */
 const char *ptrec_report_event_name(unsigned event);             /* "crash", "assert", "snapshot",
                                                                     "watch" */
-/* 1 if the dump's signal was sent by a process (kill, sigqueue, tgkill: si_code SI_USER,
- * SI_QUEUE, SI_TKILL), with the sender's pid and uid; 0 if it came from the kernel (a fault)
- * or there was none. */
-int ptrec_report_sender(const struct ptrec_dump_process *p, uint32_t *pid, uint32_t *uid);
+/* Where the dump's signal came from (ptrec_report_origin). */
+enum ptrec_report_origin {
+	PTREC_ORIGIN_NONE,     /* no signal, or one that carries neither an address nor a sender */
+	PTREC_ORIGIN_FAULT,    /* a fault with its address: fault_addr */
+	PTREC_ORIGIN_NO_ADDR,  /* a SIGSEGV of a general-protection fault (SI_KERNEL): no address */
+	PTREC_ORIGIN_SENT,     /* sent by kill, sigqueue or tgkill (SI_USER, SI_QUEUE, SI_TKILL):
+	                          *pid and *uid are the sender's */
+};
+enum ptrec_report_origin ptrec_report_origin(const struct ptrec_dump_process *p, uint32_t *pid,
+                                             uint32_t *uid);
 /* What the event thread did, for its label: "crashed" (crash, assertion), "took the
  * snapshot", "watch over budget". */
 const char *ptrec_report_role(const struct ptrec_report *r);

@@ -222,12 +222,15 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 	else
 		fputs("null", out);
 	fprintf(out, ",\"errno\":%d}", p->si_errno);
-	uint32_t by_pid, by_uid;
-	if (ptrec_report_sender(p, &by_pid, &by_uid))
+	uint32_t by_pid = 0, by_uid = 0;
+	enum ptrec_report_origin origin = ptrec_report_origin(p, &by_pid, &by_uid);
+	if (origin == PTREC_ORIGIN_SENT)
 		fprintf(out, ",\"fault_addr\":null,\"sender\":{\"pid\":%" PRIu32 ",\"uid\":%" PRIu32
 		        "}", by_pid, by_uid);
-	else
+	else if (origin == PTREC_ORIGIN_FAULT)
 		fprintf(out, ",\"fault_addr\":\"0x%" PRIx64 "\",\"sender\":null", p->fault_addr);
+	else
+		fputs(",\"fault_addr\":null,\"sender\":null", out);
 	fprintf(out, ",\"time\":{\"sec\":%" PRId64 ",\"nsec\":%" PRId64 "}", p->time_sec,
 	        p->time_nsec);
 	fputs(",\"backend\":", out);

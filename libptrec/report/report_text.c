@@ -370,12 +370,22 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		fprintf(out, ", signal %s (%d), code %s (%d)", ptrec_report_signal_name(p->signo), p->signo,
 		        code ? code : "?", p->si_code);
 	fputc('\n', out);
-	uint32_t by_pid, by_uid;
-	if (ptrec_report_sender(p, &by_pid, &by_uid))
+	uint32_t by_pid = 0, by_uid = 0;
+	switch (ptrec_report_origin(p, &by_pid, &by_uid)) {
+	case PTREC_ORIGIN_SENT:
 		fprintf(out, "sent by:  pid %" PRIu32 ", uid %" PRIu32 " (%s)\n", by_pid, by_uid,
 		        by_pid == p->pid ? "this process" : "another process");
-	else if (p->signo == 4 || p->signo == 5 || p->signo == 7 || p->signo == 8 || p->signo == 11)
+		break;
+	case PTREC_ORIGIN_NO_ADDR:
+		fprintf(out, "fault address: none (SI_KERNEL: a general-protection fault, such as an "
+		             "access at a non-canonical address; the CPU reports no address)\n");
+		break;
+	case PTREC_ORIGIN_FAULT:
 		fprintf(out, "fault address: 0x%" PRIx64 "\n", p->fault_addr);
+		break;
+	case PTREC_ORIGIN_NONE:
+		break;
+	}
 	if (p->event == PTREC_EVENT_SNAPSHOT || p->event == PTREC_EVENT_WATCH) {
 		const struct ptrec_dump_thread_rec *who = ptrec_dump_find_thread(d, p->tid);
 		fprintf(out, "asked by: thread %" PRIu32 " (%s)%s\n", p->tid,

@@ -33,13 +33,22 @@ const char *ptrec_report_signal_name(int signo)
 	}
 }
 
-int ptrec_report_sender(const struct ptrec_dump_process *p, uint32_t *pid, uint32_t *uid)
+enum ptrec_report_origin ptrec_report_origin(const struct ptrec_dump_process *p, uint32_t *pid,
+                                             uint32_t *uid)
 {
-	if (!p->signo || (p->si_code != SI_USER && p->si_code != SI_QUEUE && p->si_code != SI_TKILL))
-		return 0;
-	*pid = (uint32_t)p->fault_addr;
-	*uid = (uint32_t)(p->fault_addr >> 32);
-	return 1;
+	if (!p->signo)
+		return PTREC_ORIGIN_NONE;
+	if (p->si_code == SI_USER || p->si_code == SI_QUEUE || p->si_code == SI_TKILL) {
+		*pid = (uint32_t)p->fault_addr;
+		*uid = (uint32_t)(p->fault_addr >> 32);
+		return PTREC_ORIGIN_SENT;
+	}
+	if (p->signo == SIGSEGV && p->si_code == SI_KERNEL)
+		return PTREC_ORIGIN_NO_ADDR;
+	if (p->signo == SIGSEGV || p->signo == SIGBUS || p->signo == SIGILL || p->signo == SIGFPE ||
+	    p->signo == SIGTRAP)
+		return PTREC_ORIGIN_FAULT;
+	return PTREC_ORIGIN_NONE;
 }
 
 const char *ptrec_report_signal_code_name(int signo, int code)

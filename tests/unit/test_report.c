@@ -598,6 +598,54 @@ static void test_cut_and_bad(const struct fixture *fx)
 /* An intel_pt ring over JIT code saved in the dump: enable at 0x10000, call 0x10010, a
  * compressed return, the fault at 0x10006 (FUP + TIP.PGD), then the signal handler enabled at
  * 0x10020.  The report decodes it, ends the history at the fault and leaves out the handler. */
+/* The Process section says where the signal came from: the fault address of a fault; none for
+ * a SIGSEGV with SI_KERNEL (a general-protection fault: the CPU gives no address, and 0 would
+ * read as a NULL dereference); the sender (pid, uid: si_pid and si_uid, which the dump keeps
+ * in fault_addr) of a signal sent by kill, sigqueue or tgkill, never a fault address. */
+static void test_signal_origin(void)
+{
+	static const struct {
+		int signo, code;
+		uint64_t fault;
+		const char *text, *json;
+	} cases[] = {
+		{11, 1, 0x10, "fault address: 0x10\n", "\"fault_addr\":\"0x10\",\"sender\":null"},
+		{11, 0x80, 0, "fault address: none (SI_KERNEL: a general-protection fault",
+		 "\"fault_addr\":null,\"sender\":null"},
+		{11, 0, 4242 | (uint64_t)1000 << 32, "sent by:  pid 4242, uid 1000 (another process)\n",
+		 "\"fault_addr\":null,\"sender\":{\"pid\":4242,\"uid\":1000}"},
+		{6, -6, 50 | (uint64_t)0 << 32, "sent by:  pid 50, uid 0 (this process)\n",
+		 "\"sender\":{\"pid\":50,\"uid\":0}"},
+		{7, -1, 7 | (uint64_t)7 << 32, "sent by:  pid 7, uid 7 (another process)\n",
+		 "\"sender\":{\"pid\":7,\"uid\":7}"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tbuf b = {0};
+		char path[4300];
+		int st;
+		tw_header(&b);
+		tw_process(&b, 50, 51, PTREC_EVENT_CRASH, cases[i].signo, cases[i].code, cases[i].fault,
+		           PTREC_BACKEND_NONE, 0, "origin", "/origin", "");
+		tw_end(&b);
+		snprintf(path, sizeof(path), "%s/origin%zu.ptrec", dir, i);
+		write_file(path, b.p, b.n);
+		free(b.p);
+		char *o = report(&st, path, "");
+		CHECK_EQ_U64(st, 0);
+		CHECK(strstr(o, cases[i].text) != NULL);
+		CHECK((strstr(o, "fault address:") != NULL) == (cases[i].code > 0));
+		CHECK((strstr(o, "sent by:") != NULL) == (cases[i].code <= 0));
+		if (!strstr(o, cases[i].text))
+			printf("case %zu: no '%s' in:\n%s\n", i, cases[i].text, o);
+		free(o);
+		o = report(&st, path, "--format json");
+		CHECK_EQ_U64(st, 0);
+		CHECK(json_valid(o));
+		CHECK(strstr(o, cases[i].json) != NULL);
+		free(o);
+	}
+}
+
 static void test_pt(void)
 {
 	static const uint8_t code[0x30] = {
@@ -799,6 +847,7 @@ int main(void)
 	test_json_and_trace(dump);
 	test_build_ids(&fx);
 	test_cut_and_bad(&fx);
+	test_signal_origin();
 	test_pt();
 	test_cxx();
 	test_debug_dir(&fx);
