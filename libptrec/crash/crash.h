@@ -154,7 +154,8 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 
 /* 1 if crash signal index i is blocked virtually on this thread (inside an application
  * handler whose mask holds it); a sent one (info as it came) is then remembered by
- * ptrec_chain_defer and sent again to the thread when unblocked.  ASYNC-SIGNAL-SAFE. */
+ * ptrec_chain_defer and sent again to the thread, with its siginfo, when unblocked.
+ * ASYNC-SIGNAL-SAFE. */
 int ptrec_chain_blocked(int i);
 void ptrec_chain_defer(int i, const siginfo_t *info);
 

@@ -63,6 +63,11 @@ static __thread unsigned vblocked __attribute__((tls_model("initial-exec")));
 static __thread unsigned vpending __attribute__((tls_model("initial-exec")));
 static __thread unsigned vpending_proc __attribute__((tls_model("initial-exec"))); /* of them,
                                                  sent to the process (kill, sigqueue) */
+/* The first bytes of each held-back signal's siginfo (signo, errno, code, and the sender's pid,
+ * uid and sigqueue value), so it is sent again as it came. */
+#define VINFO_BYTES 32
+static __thread unsigned char vinfo[PTREC_NCRASH][VINFO_BYTES]
+	__attribute__((tls_model("initial-exec")));
 
 /* The application handlers running on this thread, innermost last: their stack range and the
  * virtual mask before them, so a handler left with siglongjmp is noticed and its mask undone. */
@@ -156,7 +161,9 @@ int ptrec_kernel_sigaltstack(const stack_t *ss, stack_t *old)
 	return (int)syscall(SYS_sigaltstack, ss, old);
 }
 
-/* Sends again the crash signals sent while blocked that are no longer blocked. */
+/* Sends again the crash signals sent while blocked that are no longer blocked, to this thread,
+ * with the siginfo they came with (the application's handler sees the same si_code, sender and
+ * sigqueue value: a process may queue any siginfo to its own thread); plain tgkill if refused. */
 static void deliver_unblocked(void)
 {
 	for (int i = 0; i < PTREC_NCRASH; i++) {
@@ -164,7 +171,13 @@ static void deliver_unblocked(void)
 			continue;
 		vpending &= ~(1u << i);
 		vpending_proc &= ~(1u << i);
-		syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)ptrec_crash_signals[i]);
+		int sig = ptrec_crash_signals[i];
+		long pid = (long)getpid(), tid = (long)ptrec_gettid();
+		siginfo_t si;
+		__builtin_memset(&si, 0, sizeof(si));
+		__builtin_memcpy(&si, vinfo[i], VINFO_BYTES);
+		if (si.si_signo != sig || syscall(SYS_rt_tgsigqueueinfo, pid, tid, (long)sig, &si) != 0)
+			syscall(SYS_tgkill, pid, tid, (long)sig);
 	}
 }
 
@@ -252,6 +265,11 @@ void ptrec_chain_left(uintptr_t sp)
 
 void ptrec_chain_defer(int i, const siginfo_t *info)
 {
+	_Static_assert(sizeof(siginfo_t) >= VINFO_BYTES, "siginfo_t holds the bytes kept");
+	if (info)
+		__builtin_memcpy(vinfo[i], info, VINFO_BYTES);
+	else
+		__builtin_memset(vinfo[i], 0, VINFO_BYTES);
 	vpending |= 1u << i;
 	if (ptrec_sent_to_process(info))
 		vpending_proc |= 1u << i;

@@ -46,6 +46,10 @@
  *                   pthread_exit: the thread's one must be dropped (else exit 94), the
  *                   process's must reach main once it unblocks (else exit 93); then the real
  *                   crash follows
+ *   queued_again    the SIGTRAP handler (SA_SIGINFO: SIGTRAP blocked while it runs) queues a
+ *                   SIGTRAP to the process with sigqueue; held back, it must come back once the
+ *                   handler returns with its siginfo (SI_QUEUE, our pid and uid, the value;
+ *                   else exit 92, or 91 if it never comes); then the real crash follows
  *   own_thread      a snapshot starts libptrec's writer thread; main blocks SIGBUS in the
  *                   kernel, and the process is sent SIGBUS: the application's SIGBUS handler
  *                   must not run on libptrec's thread (else exit 94) and must run on main once
@@ -657,6 +661,38 @@ __attribute__((noinline)) static void crash_exit_pending(void)
 	crash_after_guards();
 }
 
+/* ---- a crash signal held back while the application's handler runs keeps its siginfo ------ */
+
+static volatile int queued_runs;
+
+static void queued_handler(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (queued_runs++ == 0) {
+		union sigval v = {.sival_int = 4242};
+		sigqueue(getpid(), SIGTRAP, v); /* SIGTRAP is blocked while this runs: held back */
+		return;
+	}
+	if (info->si_code != SI_QUEUE || info->si_pid != getpid() || info->si_uid != getuid() ||
+	    info->si_value.sival_int != 4242) {
+		say("chainer: the held-back SIGTRAP came back without its siginfo\n");
+		_exit(92);
+	}
+	say("chainer: the held-back SIGTRAP came back as it was sent\n");
+}
+
+__attribute__((noinline)) static void crash_queued_again(void)
+{
+	install(SIGTRAP, queued_handler, SA_SIGINFO);
+	kill(getpid(), SIGTRAP);
+	if (queued_runs != 2) {
+		say("chainer: the held-back SIGTRAP did not come back\n");
+		exit(91);
+	}
+	crash_after_guards();
+}
+
 /* ---- a crash signal sent to the process while libptrec's snapshot writer thread runs ------ */
 
 static volatile int bus_on_main;
@@ -1037,6 +1073,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "longjmp")) crash_longjmp();
 	else if (!strcmp(c, "thread_exit")) crash_thread_exit();
 	else if (!strcmp(c, "exit_pending")) crash_exit_pending();
+	else if (!strcmp(c, "queued_again")) crash_queued_again();
 	else if (!strcmp(c, "own_thread")) crash_own_thread();
 	else if (!strcmp(c, "blocked_worker")) crash_blocked_worker();
 	else if (!strcmp(c, "abort_ignored")) crash_abort_ignored();
