@@ -120,7 +120,10 @@ unsigned ptrec_freeze_all(struct ptrec_thread **list)
  *   sets it to 3..10 for a sandboxed worker) has no number left for the dump, its report or
  *   /proc/self/maps, even with the reserve closed (the reserve's number may be above it);
  * - RLIMIT_NPROC: a service that lowered it to keep itself from forking (OpenSSH's and
- *   vsftpd's sandboxes set 0) could not start the report's processes. */
+ *   vsftpd's sandboxes set 0) could not start the report's processes.
+ * SIGPIPE is blocked meanwhile too, and one our writes raised taken out the same way: the
+ * stderr line to a pipe whose reader is gone (a supervisor's, a `| head`) killed the process
+ * with SIGPIPE (status 141) instead of the crash signal. */
 struct limit_raise {
 	struct rlimit lim;   /* the limit before */
 	int raised;          /* 1: lim must be put back */
@@ -128,7 +131,7 @@ struct limit_raise {
 
 struct limits_guard {
 	struct limit_raise fsize, nofile, nproc;
-	int pending;         /* 1: a SIGXFSZ was pending before, not ours to take */
+	sigset_t ours;       /* of SIGXFSZ and SIGPIPE, those not pending before: ours to take */
 	sigset_t mask;       /* the mask before */
 };
 
@@ -154,9 +157,15 @@ static void limits_open(struct limits_guard *g)
 
 	sigemptyset(&x);
 	sigaddset(&x, SIGXFSZ);
+	sigaddset(&x, SIGPIPE);
 	/* The raw call: a sanitizer's sigpending interceptor misjudges the stacks we run on. */
-	g->pending = syscall(SYS_rt_sigpending, &pend, (long)(_NSIG / 8)) == 0 &&
-	             sigismember(&pend, SIGXFSZ) == 1;
+	if (syscall(SYS_rt_sigpending, &pend, (long)(_NSIG / 8)) != 0)
+		sigfillset(&pend);
+	sigemptyset(&g->ours);
+	if (sigismember(&pend, SIGXFSZ) != 1)
+		sigaddset(&g->ours, SIGXFSZ);
+	if (sigismember(&pend, SIGPIPE) != 1)
+		sigaddset(&g->ours, SIGPIPE);
 	ptrec_kernel_sigmask(SIG_BLOCK, &x, &g->mask);
 	limit_raise(RLIMIT_FSIZE, &g->fsize);
 	limit_raise(RLIMIT_NOFILE, &g->nofile);
@@ -165,16 +174,13 @@ static void limits_open(struct limits_guard *g)
 
 static void limits_close(struct limits_guard *g)
 {
-	sigset_t x;
 	struct timespec zero = {0, 0};
 
 	limit_restore(RLIMIT_NPROC, &g->nproc);
 	limit_restore(RLIMIT_NOFILE, &g->nofile);
 	limit_restore(RLIMIT_FSIZE, &g->fsize);
-	sigemptyset(&x);
-	sigaddset(&x, SIGXFSZ);
-	if (!g->pending)
-		syscall(SYS_rt_sigtimedwait, &x, NULL, &zero, (long)(_NSIG / 8));
+	for (int k = 0; k < 2; k++) /* each of ours at most once */
+		syscall(SYS_rt_sigtimedwait, &g->ours, NULL, &zero, (long)(_NSIG / 8));
 	ptrec_kernel_sigmask(SIG_SETMASK, &g->mask, NULL);
 }
 
