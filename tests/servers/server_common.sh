@@ -27,6 +27,16 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$work/dumps"
 
+# wait_socket PATH: waits (up to 20 s) for the server $pid to make the unix socket PATH, or to die.
+wait_socket() {
+	for _ in $(seq 1 100); do
+		[ -S "$1" ] && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
 # wait_server SECONDS WHAT: waits for $pid to end (killing it after SECONDS), sets $status.
 wait_server() {
 	(sleep "$1"; kill -KILL "$pid" 2>/dev/null; echo hung >"$work/hung") >/dev/null 2>&1 </dev/null &

@@ -23,11 +23,7 @@ fi
 	>"$work/out" 2>"$work/err" &
 pid=$!
 server=$pid
-for _ in $(seq 1 100); do
-	[ -S "$work/sock" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.2
-done
+wait_socket "$work/sock"
 [ "$("$REDIS_CLI" -s "$work/sock" ping 2>&1)" = PONG ] ||
 	{ cat "$work/err" "$work/redis.log"; fail "redis-server under ptrec run did not answer PING"; }
 [ "$("$REDIS_CLI" -s "$work/sock" set request 42 2>&1)" = OK ] || fail "SET failed"
