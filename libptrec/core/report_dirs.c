@@ -140,6 +140,44 @@ unsigned ptrec_places(const struct ptrec_place_env *env, struct ptrec_place out[
 	return n;
 }
 
+/* Sets *f and *flen to field number i (0-based, space-separated) of line; 0 if there is none. */
+static int field(const char *line, size_t len, unsigned i, const char **f, size_t *flen)
+{
+	size_t p = 0;
+
+	for (;;) {
+		size_t start = p;
+		while (p < len && line[p] != ' ' && line[p] != '\n')
+			p++;
+		if (p == start)
+			return 0;
+		if (i-- == 0) {
+			*f = line + start;
+			*flen = p - start;
+			return 1;
+		}
+		if (p >= len || line[p] != ' ')
+			return 0;
+		p++;
+	}
+}
+
+int ptrec_mountinfo_private(const char *line, size_t len, const char *mount_point)
+{
+	static const char mark[] = "/systemd-private-";
+	const char *root, *mp;
+	size_t rlen, mlen;
+
+	if (!field(line, len, 3, &root, &rlen) || !field(line, len, 4, &mp, &mlen))
+		return -1;
+	if (mlen != strlen(mount_point) || memcmp(mp, mount_point, mlen) != 0)
+		return -1;
+	for (size_t i = 0; i + sizeof(mark) - 1 <= rlen; i++)
+		if (memcmp(root + i, mark, sizeof(mark) - 1) == 0)
+			return 1;
+	return 0;
+}
+
 const char *ptrec_place_name(enum ptrec_place_kind kind)
 {
 	switch (kind) {

@@ -72,6 +72,15 @@ struct ptrec_place {
  * variable is unset, or whose path does not fit, are left out. */
 unsigned ptrec_places(const struct ptrec_place_env *env, struct ptrec_place out[PTREC_PLACE_COUNT_]);
 
+/* Reads one line of /proc/self/mountinfo (proc(5): "ID PARENT MAJ:MIN ROOT MOUNT_POINT ...",
+ * len bytes, no newline needed) and says whether it mounts something at mount_point (compared
+ * with the escaped field as is: "/tmp", "/var/tmp" need no escapes) and whether that is a
+ * systemd PrivateTmp= directory: its ROOT contains "/systemd-private-" (systemd bind-mounts
+ * /tmp/systemd-private-ID-UNIT-RAND/tmp there, and removes it when the unit stops).  Returns
+ * 1 private, 0 another mount at mount_point, -1 a line about another mount point or malformed.
+ * A later line at the same mount point hides an earlier one (a mount on top). */
+int ptrec_mountinfo_private(const char *line, size_t len, const char *mount_point);
+
 /* Returns a short name of a place kind ("PTREC_DIR", "next to the core file", ...). */
 const char *ptrec_place_name(enum ptrec_place_kind kind);
 

@@ -269,8 +269,9 @@ void ptrec_self_exe(char *buf, size_t len);
 
 /* Prepares what the crash path needs to place its files, at ptrec_init: the places'
  * environment (the values of $STATE_DIRECTORY, $LOGS_DIRECTORY, $XDG_STATE_HOME and $HOME, each
- * NULL when unset; the runtime reads them with secure_getenv) and a descriptor kept in reserve
- * for the dump. */
+ * NULL when unset; the runtime reads them with secure_getenv), a descriptor kept in reserve
+ * for the dump, and whether /tmp and /var/tmp are a systemd unit's private ones (read once from
+ * /proc/self/mountinfo). */
 void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char *xdg_state_home,
                          const char *home);
 
@@ -296,6 +297,12 @@ int ptrec_crash_reserved_fd(void);
  * ASYNC-SIGNAL-SAFE. */
 int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, char *dump,
                     size_t dumplen);
+
+/* "/tmp" or "/var/tmp" when dump lies in that directory and, as ptrec_init found it, the
+ * directory is a systemd unit's private one (PrivateTmp=, implied by DynamicUser=): systemd
+ * removes it, the dump with it, when the unit stops, and the host's own /tmp or /var/tmp does
+ * not show it.  NULL otherwise.  ASYNC-SIGNAL-SAFE. */
+const char *ptrec_dump_private_dir(const char *dump);
 
 /* Why the last ptrec_dump_save of slot wrote nothing ("" if it did).  ASYNC-SIGNAL-SAFE. */
 const char *ptrec_dump_failure(int slot);

@@ -46,6 +46,7 @@ static char env_state[PTREC_PATH_MAX], env_logs[PTREC_PATH_MAX];
 static char env_xdg[PTREC_PATH_MAX], env_home[PTREC_PATH_MAX];
 static int reserve_fd = -1;
 static struct ptrec_fd_id reserve_id;
+static int private_tmp, private_var_tmp; /* a systemd unit's PrivateTmp= mounts */
 
 /* Static buffers: only the dump owner (one thread) or the snapshot lock holder uses them,
  * indexed by slot (0 crash, 1 snapshot). */
@@ -95,6 +96,58 @@ static int reserve_release(void)
 	return reserve_is_ours(fd) && close(fd) == 0;
 }
 
+/* Notes whether a mountinfo line mounts a private /tmp or /var/tmp (the last line wins). */
+static void note_mount(const char *line, size_t len)
+{
+	int r = ptrec_mountinfo_private(line, len, "/tmp");
+	if (r >= 0)
+		private_tmp = r;
+	r = ptrec_mountinfo_private(line, len, "/var/tmp");
+	if (r >= 0)
+		private_var_tmp = r;
+}
+
+/* Reads /proc/self/mountinfo once (at ptrec_init) for private_tmp and private_var_tmp.  Lines
+ * longer than the line buffer keep their start, which holds the fields looked at. */
+static void find_private_tmps(void)
+{
+	char buf[4096], line[1024];
+	size_t ll = 0;
+	int e = errno;
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	private_tmp = private_var_tmp = 0;
+	while (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				note_mount(line, ll);
+				ll = 0;
+			} else if (ll < sizeof(line)) {
+				line[ll++] = buf[i];
+			}
+		}
+	}
+	if (ll)
+		note_mount(line, ll);
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+}
+
+const char *ptrec_dump_private_dir(const char *dump)
+{
+	if (private_var_tmp && strncmp(dump, "/var/tmp/", 9) == 0)
+		return "/var/tmp";
+	if (private_tmp && strncmp(dump, "/tmp/", 5) == 0)
+		return "/tmp";
+	return NULL;
+}
+
 void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char *xdg_state_home,
                          const char *home)
 {
@@ -103,6 +156,7 @@ void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char
 	env_copy(xdg_state_home, env_xdg, sizeof(env_xdg));
 	env_copy(home, env_home, sizeof(env_home));
 	reserve_take();
+	find_private_tmps();
 }
 
 void ptrec_crash_prepare_after_fork(void)

@@ -490,6 +490,13 @@ void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report
 			ptrec_sbuf_escaped(&b, dump);
 			ptrec_sbuf_str(&b, ")");
 		}
+		const char *priv = ptrec_dump_private_dir(dump);
+		if (priv) {
+			ptrec_sbuf_str(&b, " (this unit's private ");
+			ptrec_sbuf_str(&b, priv);
+			ptrec_sbuf_str(&b, ": systemd removes it when the unit stops; give the unit "
+			               "StateDirectory= or PTREC_DIR)");
+		}
 	}
 	size_t text_len = b.len;
 	ptrec_sbuf_char(&b, '\n');

@@ -57,9 +57,31 @@ static void test_places(void)
 	CHECK_STR(ptrec_place_name(PTREC_PLACE_STATE), "STATE_DIRECTORY");
 }
 
+/* mountinfo lines (proc(5)): systemd's PrivateTmp= bind mounts, others, malformed ones. */
+static void test_mountinfo(void)
+{
+	static const char priv[] = "812 790 254:0 /tmp/systemd-private-0123abcd-nginx.service-XyZ/tmp "
+	                           "/var/tmp rw,nosuid,nodev shared:1 - ext4 /dev/vda rw\n";
+	static const char host[] = "27 1 254:0 / /var/tmp rw,relatime - ext4 /dev/vda rw";
+	static const char tmpfs[] = "30 27 0:40 / /tmp rw - tmpfs tmpfs rw";
+	static const char other[] = "31 27 0:41 /systemd-private-x /srv rw - tmpfs tmpfs rw";
+
+	CHECK(ptrec_mountinfo_private(priv, strlen(priv), "/var/tmp") == 1);
+	CHECK(ptrec_mountinfo_private(priv, strlen(priv), "/tmp") == -1);
+	CHECK(ptrec_mountinfo_private(host, strlen(host), "/var/tmp") == 0);
+	CHECK(ptrec_mountinfo_private(tmpfs, strlen(tmpfs), "/tmp") == 0);
+	CHECK(ptrec_mountinfo_private(other, strlen(other), "/tmp") == -1);
+	/* The mount point must match whole; a line cut before it says nothing. */
+	CHECK(ptrec_mountinfo_private("1 2 0:1 / /var/tmpx rw", 22, "/var/tmp") == -1);
+	CHECK(ptrec_mountinfo_private("1 2 0:1 /systemd-private-a", 26, "/tmp") == -1);
+	CHECK(ptrec_mountinfo_private("", 0, "/tmp") == -1);
+	CHECK(ptrec_mountinfo_private("1 2 0:1 /systemd-private-a /tmp", 31, "/tmp") == 1);
+}
+
 int main(void)
 {
 	test_places();
+	test_mountinfo();
 	struct ptrec_core_info in;
 
 	/* A plain relative pattern lands in the process's cwd. */
