@@ -298,8 +298,9 @@ int ptrec_crash_reserved_fd(void);
 int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, char *dump,
                     size_t dumplen);
 
-/* "/tmp" or "/var/tmp" when dump lies in that directory and, as ptrec_init found it, the
- * directory is a systemd unit's private one (PrivateTmp=, implied by DynamicUser=): systemd
+/* "/tmp" or "/var/tmp" when dump lies right in that directory (not in a folder under it, which
+ * PTREC_DIR or the cwd chose) and, as ptrec_init found it, the directory is a systemd unit's
+ * private one (PrivateTmp=, implied by DynamicUser=): systemd
  * removes it, the dump with it, when the unit stops, and the host's own /tmp or /var/tmp does
  * not show it.  NULL otherwise.  ASYNC-SIGNAL-SAFE. */
 const char *ptrec_dump_private_dir(const char *dump);

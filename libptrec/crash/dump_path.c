@@ -139,11 +139,13 @@ static void find_private_tmps(void)
 	errno = e;
 }
 
+/* Only a dump right in the private directory (the /var/tmp and /tmp places, or a core file's
+ * there) is noted: one in a folder under it was put there on purpose (PTREC_DIR, the cwd). */
 const char *ptrec_dump_private_dir(const char *dump)
 {
-	if (private_var_tmp && strncmp(dump, "/var/tmp/", 9) == 0)
+	if (private_var_tmp && strncmp(dump, "/var/tmp/", 9) == 0 && !strchr(dump + 9, '/'))
 		return "/var/tmp";
-	if (private_tmp && strncmp(dump, "/tmp/", 5) == 0)
+	if (private_tmp && strncmp(dump, "/tmp/", 5) == 0 && !strchr(dump + 5, '/'))
 		return "/tmp";
 	return NULL;
 }

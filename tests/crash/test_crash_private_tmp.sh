@@ -4,7 +4,8 @@
 # mount of /tmp/systemd-private-ID-UNIT-RAND/tmp that systemd removes when the unit stops: the
 # line says so after the report's path.  As nobody, in a mount namespace whose /var/tmp is a
 # directory named like systemd's, the dump lies in that directory and the line carries the
-# note; a control run with the host's /var/tmp has no note.
+# note; a dump PTREC_DIR puts in a folder under that /var/tmp, and a control run with the
+# host's /var/tmp, have no note.
 . "$top_srcdir/tests/crash/hardening_common.sh"
 as_nobody_setup "mounting a private /var/tmp"
 command -v unshare >/dev/null 2>&1 || { echo "SKIP: unshare not found (for a mount namespace)"; exit 77; }
@@ -22,15 +23,16 @@ unshare -m --propagation private mount --bind "$priv" /var/tmp 2>"$work/unshare"
 	{ echo "SKIP: cannot bind-mount in a private mount namespace: $(cat "$work/unshare")"; exit 77; }
 note=" (this unit's private /var/tmp: systemd removes it when the unit stops; give the unit StateDirectory= or PTREC_DIR)"
 
-# crash PRIVATE: `hardener segv` as nobody from the unwritable cwd, without PTREC_DIR or a home;
-# with PRIVATE 1 its /var/tmp is $priv.  Sets pid and status.
+# crash PRIVATE [DIR]: `hardener segv` as nobody from the unwritable cwd, without a home, and
+# without PTREC_DIR unless DIR; with PRIVATE 1 its /var/tmp is $priv.  Sets pid and status.
 crash() {
 	unshare -m --propagation private sh -c '
 		if [ "$1" = 1 ]; then mount --bind "$2" /var/tmp || exit 98; fi
+		dir=PTREC_UNSET=1; [ -z "$6" ] || dir=PTREC_DIR=$6
 		cd "$3/cwd" && exec env -u PTREC_DIR -u XDG_STATE_HOME -u STATE_DIRECTORY \
-			-u LOGS_DIRECTORY HOME=/nonexistent PTREC_TOOL="$3/bin/ptrec" \
+			-u LOGS_DIRECTORY HOME=/nonexistent PTREC_TOOL="$3/bin/ptrec" "$dir" \
 			setpriv --reuid="$4" --regid="$5" --clear-groups "$3/bin/hardener" segv' \
-		sh "$1" "$priv" "$scratch" "$uid" "$gid" >"$work/stdout" 2>"$work/stderr" &
+		sh "$1" "$priv" "$scratch" "$uid" "$gid" "${2:-}" >"$work/stdout" 2>"$work/stderr" &
 	pid=$!
 	wait $pid
 	status=$?
@@ -49,6 +51,14 @@ line=$(ptrec_line)
 case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $name, report $name.txt$note") ;;
 *) fail "the line does not name the dump and report in the private /var/tmp with the note: $line" ;; esac
 [ ! -e "$name" ] || fail "the dump is in the host's /var/tmp too"
+
+mkdir -m 1777 "$priv/sub"
+crash 1 /var/tmp/sub
+dump=$(the_dump "$priv/sub") || exit 1
+name=/var/tmp/sub/$(basename "$dump")
+line=$(ptrec_line)
+case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $name, report $name.txt") ;;
+*) fail "the line of a dump PTREC_DIR put under the private /var/tmp is not the plain one: $line" ;; esac
 
 crash 0
 dump=$(the_dump /var/tmp) || exit 1
