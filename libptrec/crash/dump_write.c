@@ -117,12 +117,10 @@ static void write_process(struct dump_ctx *c, const struct ptrec_dump_request *r
 	if (req->info) {
 		p->si_code = req->info->si_code;
 		p->si_errno = req->info->si_errno;
-		if (req->info->si_code == SI_USER || req->info->si_code == SI_QUEUE ||
-		    req->info->si_code == SI_TKILL)
+		if (ptrec_dump_code_sent(req->info->si_code))
 			p->fault_addr = (uint32_t)req->info->si_pid |
 			                (uint64_t)(uint32_t)req->info->si_uid << 32;
-		else if (req->signo == SIGSEGV || req->signo == SIGBUS || req->signo == SIGILL ||
-		         req->signo == SIGFPE || req->signo == SIGTRAP)
+		else if (ptrec_dump_signal_faults(req->signo))
 			p->fault_addr = (uint64_t)(uintptr_t)req->info->si_addr;
 	}
 	p->time_sec = now.tv_sec;

@@ -4,6 +4,7 @@
 #ifndef PTREC_DUMP_FORMAT_H
 #define PTREC_DUMP_FORMAT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #define PTREC_DUMP_MAGIC "PTRECDMP"  /* 8 bytes, no NUL */
@@ -73,6 +74,20 @@ struct ptrec_dump_process {
 	char exe[256];         /* /proc/self/exe target, NUL-terminated, may be truncated */
 	char reason[512];      /* snapshot reason or assertion text, NUL-terminated */
 };
+
+/* What PROCESS.fault_addr holds, by signal and si_code; the writer and the readers follow
+ * these two.  1 when the signal was sent by a process (kill, sigqueue, tgkill): the sender,
+ * si_pid | (uint64_t)si_uid << 32. */
+static inline int ptrec_dump_code_sent(int32_t si_code)
+{
+	return si_code == SI_USER || si_code == SI_QUEUE || si_code == SI_TKILL;
+}
+/* Otherwise, 1 for the signals whose si_addr is kept: the faulting address. */
+static inline int ptrec_dump_signal_faults(int32_t signo)
+{
+	return signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE ||
+	       signo == SIGTRAP;
+}
 
 /* x86-64 general registers, in the order of Linux ucontext gregs (REG_R8 .. REG_CR2). */
 enum ptrec_dump_reg {

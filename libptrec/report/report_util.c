@@ -38,15 +38,14 @@ enum ptrec_report_origin ptrec_report_origin(const struct ptrec_dump_process *p,
 {
 	if (!p->signo)
 		return PTREC_ORIGIN_NONE;
-	if (p->si_code == SI_USER || p->si_code == SI_QUEUE || p->si_code == SI_TKILL) {
+	if (ptrec_dump_code_sent(p->si_code)) {
 		*pid = (uint32_t)p->fault_addr;
 		*uid = (uint32_t)(p->fault_addr >> 32);
 		return PTREC_ORIGIN_SENT;
 	}
 	if (p->signo == SIGSEGV && p->si_code == SI_KERNEL)
 		return PTREC_ORIGIN_NO_ADDR;
-	if (p->signo == SIGSEGV || p->signo == SIGBUS || p->signo == SIGILL || p->signo == SIGFPE ||
-	    p->signo == SIGTRAP)
+	if (ptrec_dump_signal_faults(p->signo))
 		return PTREC_ORIGIN_FAULT;
 	return PTREC_ORIGIN_NONE;
 }
