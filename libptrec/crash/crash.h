@@ -308,6 +308,37 @@ const char *ptrec_dump_private_dir(const char *dump);
 /* Why the last ptrec_dump_save of slot wrote nothing ("" if it did).  ASYNC-SIGNAL-SAFE. */
 const char *ptrec_dump_failure(int slot);
 
+/* ---- new_root.c ------------------------------------------------------------------------ */
+
+/* Notes, at ptrec_init, which directory is the root ("/"), to tell later whether the process
+ * changed it. */
+void ptrec_root_prepare(void);
+
+/* Called by the interposed chroot: before libc's (changed = 0), opens /proc/self/maps and keeps
+ * it (the new root rarely has /proc) and remembers the program's path; after a chroot that
+ * succeeded (changed = 1), remembers host_root, the new root as the host sees it (NULL or "/"
+ * when unknown or unchanged).  Not called in a signal handler. */
+void ptrec_root_note(const char *host_root, int changed);
+
+/* The new root as the host sees it, "" when the process never called chroot after ptrec_init
+ * (or it could not be named).  ASYNC-SIGNAL-SAFE. */
+const char *ptrec_root_host(void);
+
+/* 1 when the process's root directory is no longer the one of ptrec_init (a chroot seen by the
+ * interposer, or "/" is another directory now: a raw system call).  ASYNC-SIGNAL-SAFE. */
+int ptrec_root_changed(void);
+
+/* path (a host path from the environment of ptrec_init) as seen inside the new root: the part
+ * after the new root when path lies under it, else path itself.  ASYNC-SIGNAL-SAFE. */
+const char *ptrec_root_inside(const char *path);
+
+/* Reads the /proc/self/maps kept open by ptrec_root_note into buf from its start.  Returns the
+ * bytes read, 0 when none is kept (or the application closed it).  ASYNC-SIGNAL-SAFE. */
+size_t ptrec_root_read_maps(char *buf, size_t cap);
+
+/* The program's path remembered before the first chroot, "" if none.  ASYNC-SIGNAL-SAFE. */
+const char *ptrec_root_exe(void);
+
 /* ---- report_child.c -------------------------------------------------------------------- */
 
 /* Runs `ptrec report DUMP` (the tool at ptrec_crash.tool_path) with stdout to DUMP.txt (the

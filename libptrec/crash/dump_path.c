@@ -159,6 +159,7 @@ void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char
 	env_copy(home, env_home, sizeof(env_home));
 	reserve_take();
 	find_private_tmps();
+	ptrec_root_prepare();
 }
 
 void ptrec_crash_prepare_after_fork(void)
@@ -314,12 +315,14 @@ static unsigned list_places(struct path_work *w, int signo, pid_t tid, const cha
 			w->core[0] = '\0';
 		env.core_path = w->core;
 	}
-	env.dump_dir = ptrec_crash.dump_dir;
-	env.state_dir = env_state;
-	env.logs_dir = env_logs;
+	/* Paths from ptrec_init's environment are the host's: under a new root (chroot) they are
+	 * found inside it. */
+	env.dump_dir = ptrec_root_inside(ptrec_crash.dump_dir);
+	env.state_dir = ptrec_root_inside(env_state);
+	env.logs_dir = ptrec_root_inside(env_logs);
 	env.cwd = w->cwd;
-	env.xdg_state_home = env_xdg;
-	env.home = env_home;
+	env.xdg_state_home = ptrec_root_inside(env_xdg);
+	env.home = ptrec_root_inside(env_home);
 	return ptrec_places(&env, w->places);
 }
 

@@ -61,6 +61,8 @@ void ptrec_self_exe(char *buf, size_t len)
 	if (n <= 0)
 		n = readlink("/proc/self/exe", buf, len - 1); /* before Linux 3.17 */
 	buf[n > 0 ? n : 0] = '\0';
+	if (n <= 0) /* no /proc in a new root (chroot): the path noted before it */
+		ptrec_strlcpy(buf, ptrec_root_exe(), len);
 }
 
 static void out(struct dump_ctx *c, const void *p, size_t n)
@@ -295,9 +297,9 @@ static void read_maps(struct dump_ctx *c)
 	if (fd < 0 && errno == ENOENT)
 		fd = ptrec_crash_open_read("/proc/self/maps");
 	c->maps_len = 0;
-	if (fd < 0)
-		return;
-	while (c->maps_len < sizeof(c->maps)) {
+	if (fd < 0) /* no /proc in a new root (chroot): the maps kept open before it */
+		c->maps_len = ptrec_root_read_maps(c->maps, sizeof(c->maps));
+	while (fd >= 0 && c->maps_len < sizeof(c->maps)) {
 		ssize_t n = read(fd, c->maps + c->maps_len, sizeof(c->maps) - c->maps_len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -305,7 +307,8 @@ static void read_maps(struct dump_ctx *c)
 			break;
 		c->maps_len += (size_t)n;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	/* Keep whole lines only. */
 	while (c->maps_len && c->maps[c->maps_len - 1] != '\n')
 		c->maps_len--;
@@ -509,6 +512,8 @@ void ptrec_dump_prepare(int slot)
 		close(fd);
 		while (n > 0 && (c->comm[n - 1] == '\n' || c->comm[n - 1] == '\0'))
 			c->comm[--n] = '\0';
+	} else if (slot == 0) { /* no /proc (a new root) or no descriptor: the crashing thread's */
+		prctl(PR_GET_NAME, c->comm, 0, 0, 0);
 	}
 	c->prepared = 1;
 }

@@ -80,6 +80,7 @@ struct report_slot {
 	enum report_state state;       /* outcome */
 	int status;                    /* wait status of a failed tool */
 	int kept;                      /* 1 if a partial DUMP.txt was kept (marked) */
+	int no_tool;                   /* 1 if the tool was not there to run (REPORT_NOT_RUN) */
 };
 
 static struct report_slot slots[2] = {{.fd = -1}, {.fd = -1}};
@@ -323,8 +324,8 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	s->fd = -1;
 	s->state = REPORT_NOT_RUN;
 	s->kept = 0;
-	if (txt_name(s, dump) != 0 || timeout_ms == 0 || !child_stacks ||
-	    access(ptrec_crash.tool_path, X_OK) != 0) {
+	s->no_tool = timeout_ms != 0 && access(ptrec_crash.tool_path, X_OK) != 0;
+	if (txt_name(s, dump) != 0 || timeout_ms == 0 || !child_stacks || s->no_tool) {
 		if (out >= 0) {
 			close(out);
 			unlink(s->txt);
@@ -434,6 +435,35 @@ static void syslog_line(const char *text, size_t len)
 	       (const struct sockaddr *)&syslog_addr, sizeof(syslog_addr));
 }
 
+/* Appends path as the host sees it: under the new root when the process called chroot after
+ * ptrec_init (crash/new_root.c). */
+static void host_path(struct ptrec_sbuf *b, const char *path)
+{
+	if (path[0] == '/' && ptrec_root_host()[0])
+		ptrec_sbuf_escaped(b, ptrec_root_host());
+	ptrec_sbuf_escaped(b, path);
+}
+
+/* Says why the tool did not run when it is not where ptrec_init found it. */
+static void no_tool_reason(struct ptrec_sbuf *b)
+{
+	ptrec_sbuf_str(b, "the report tool ");
+	ptrec_sbuf_escaped(b, ptrec_crash.tool_path);
+	if (!ptrec_root_changed()) {
+		ptrec_sbuf_str(b, " is missing; decode later: ");
+		return;
+	}
+	ptrec_sbuf_str(b, " is not inside the process's new root");
+	if (ptrec_root_host()[0]) {
+		ptrec_sbuf_char(b, ' ');
+		ptrec_sbuf_escaped(b, ptrec_root_host());
+		ptrec_sbuf_str(b, " (chroot after ptrec_init); decode on the host: ");
+		return;
+	}
+	ptrec_sbuf_str(b, " (its root directory changed after ptrec_init: the paths here are "
+	               "inside it); decode on the host: ");
+}
+
 void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report_ok)
 {
 	const struct report_slot *s = &slots[0];
@@ -468,15 +498,15 @@ void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report
 		ptrec_sbuf_str(&b, ")");
 	} else {
 		ptrec_sbuf_str(&b, ": dump ");
-		ptrec_sbuf_escaped(&b, dump);
+		host_path(&b, dump);
 		if (report_ok) {
 			ptrec_sbuf_str(&b, ", report ");
-			ptrec_sbuf_escaped(&b, dump);
+			host_path(&b, dump);
 			ptrec_sbuf_str(&b, ".txt");
 		} else {
 			ptrec_sbuf_str(&b, s->kept ? "; partial report " : "; no report");
 			if (s->kept) {
-				ptrec_sbuf_escaped(&b, dump);
+				host_path(&b, dump);
 				ptrec_sbuf_str(&b, ".txt");
 			}
 			ptrec_sbuf_str(&b, " (");
@@ -486,11 +516,15 @@ void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report
 				ptrec_sbuf_str(&b, "report tool failed; ");
 			else if (s->state == REPORT_NOT_RUN && ptrec_crash.cfg.report_timeout_ms == 0)
 				ptrec_sbuf_str(&b, "PTREC_REPORT_TIMEOUT_MS=0; ");
-			ptrec_sbuf_str(&b, "decode later: ptrec report ");
-			ptrec_sbuf_escaped(&b, dump);
+			if (s->state == REPORT_NOT_RUN && s->no_tool)
+				no_tool_reason(&b);
+			else
+				ptrec_sbuf_str(&b, "decode later: ");
+			ptrec_sbuf_str(&b, "ptrec report ");
+			host_path(&b, dump);
 			ptrec_sbuf_str(&b, ")");
 		}
-		const char *priv = ptrec_dump_private_dir(dump);
+		const char *priv = ptrec_root_changed() ? NULL : ptrec_dump_private_dir(dump);
 		if (priv) {
 			ptrec_sbuf_str(&b, " (this unit's private ");
 			ptrec_sbuf_str(&b, priv);

@@ -22,6 +22,9 @@
  *                             descriptor above 2, then a TCP connection of its own takes the
  *                             numbers 3..63; forks a peer that prints "peer_bytes N" (what
  *                             reached the other end) once the connection closes; SIGSEGV
+ *     chroot                  chroot($HARDENER_ROOT) and chdir("/") after ptrec_init, as
+ *                             vsftpd, postfix and OpenSSH's privilege separation do (the new
+ *                             root holds no /proc and no report tool); SIGSEGV
  *     status                  prints "settings_problems TEXT" from ptrec_status and exits 0
  *   hardener report DUMP      stands in for `ptrec report` (PTREC_TOOL): prints its open
  *                             descriptors ("fd N" lines, from /proc/self/fd) and exits 0
@@ -257,6 +260,11 @@ int main(int argc, char **argv)
 		crash_here();
 	} else if (!strcmp(c, "nproc_low")) {
 		lower_soft(RLIMIT_NPROC, 1);
+		crash_here();
+	} else if (!strcmp(c, "chroot")) {
+		const char *root = getenv("HARDENER_ROOT");
+		if (!root || chroot(root) != 0 || chdir("/") != 0)
+			return 99;
 		crash_here();
 	} else if (!strcmp(c, "daemon_fds")) {
 		return daemon_fds();

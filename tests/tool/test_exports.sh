@@ -1,6 +1,8 @@
 #!/bin/sh
 # The shared library exports exactly the public API: every function declared PTREC_API in
-# include/ptrec.h, the instrumentation hooks, and nothing else.
+# include/ptrec.h, the instrumentation hooks, the interposed libc functions (every one of them:
+# one defined but not exported interposes nothing for a program linked with libptrec.so), and
+# nothing else.
 set -u
 so="$top_builddir/libptrec/.libs/libptrec.so"
 [ -f "$so" ] || { echo "SKIP: no shared library built ($so)"; exit 77; }
@@ -27,9 +29,16 @@ for s in $exported; do
 	pthread_create|__wrap_pthread_create) ;;
 	# signal_interpose.c keeps libptrec the first handler of the crash signals and sees the
 	# process exit from inside an application's crash handler.
-	sigaction|signal|bsd_signal|sysv_signal|sigset|sigprocmask|pthread_sigmask|siglongjmp|longjmp|_longjmp|__longjmp_chk|exit|_exit|_Exit) ;;
+	sigaction|signal|bsd_signal|sysv_signal|sigset|sigprocmask|pthread_sigmask|siglongjmp|longjmp|_longjmp|__longjmp_chk|sigaltstack|exit|_exit|_Exit) ;;
+	# chroot_interpose.c keeps what a crash needs outside a new root.
+	chroot) ;;
 	*) echo "FAIL: unexpected export $s"; status=1 ;;
 	esac
+done
+interposed="pthread_create sigaction signal bsd_signal sysv_signal sigset sigprocmask
+pthread_sigmask siglongjmp longjmp _longjmp __longjmp_chk sigaltstack chroot exit _exit _Exit"
+for f in $interposed; do
+	echo "$exported" | grep -qx "$f" || { echo "FAIL: the interposed $f is not exported"; status=1; }
 done
 echo "$(echo "$declared" | wc -w) declared functions, $(echo "$exported" | wc -w) exported symbols"
 exit $status
