@@ -370,7 +370,9 @@ int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, c
 	reserve_take(); /* again, if an earlier snapshot used it */
 	if (dumpable == 0) {
 		set_why(w, "the process is not dumpable (PR_SET_DUMPABLE 0, or it changed "
-		        "credentials and fs.suid_dumpable is 0)", "");
+		        "credentials and fs.suid_dumpable is 0; a server that drops privileges "
+		        "allows dumps again with prctl(PR_SET_DUMPABLE, 1), Apache with "
+		        "CoreDumpDirectory)", "");
 		return -PTREC_EPERM;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);

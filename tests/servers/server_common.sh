@@ -37,6 +37,50 @@ wait_socket() {
 	return 1
 }
 
+# children: the children of the server ($pid: `ptrec run` execs the server, so it is its pid).
+children() {
+	for st in /proc/[0-9]*/stat; do
+		read -r p _ _ pp _ 2>/dev/null <"$st" && [ "$pp" = "$pid" ] && echo "$p"
+	done
+}
+
+# list_threads PID: the threads of PID, "TID COMM" per line, into $work/threads.
+list_threads() {
+	for t in /proc/"$1"/task/*; do
+		echo "${t##*/} $(cat "$t/comm")"
+	done | sort -n >"$work/threads"
+	echo "--- the threads of $1"; cat "$work/threads"
+}
+
+# all_threads: the report ($report) holds every thread list_threads listed, under its name.
+all_threads() {
+	n=$(wc -l <"$work/threads")
+	grep -q "^dump: *complete, $n thread(s)\$" "$report" || fail "the dump does not hold all $n threads"
+	while read -r tid name; do
+		grep -q "^== Thread $tid ($name)" "$report" || fail "no section for thread $tid ($name)"
+	done <"$work/threads"
+}
+
+# work_in_tmp NAME: $work moved to a fresh folder under /tmp (a short path, for sockets, and one
+# outside a build tree another user may not reach), with its dumps folder.
+work_in_tmp() {
+	rm -rf "$work"
+	work=$(mktemp -d "${TMPDIR:-/tmp}/ptrec-$1.XXXXXX") || exit 99
+	mkdir "$work/dumps" || exit 99
+}
+
+# copies_for USER: as root, a server whose processes run as USER needs the tool and the
+# preloaded library where USER can read them: copies in $work/bin (made 755 with $work), used
+# from then on ($tool, $PTREC_PRELOAD_LIB).  $tool is $PTREC_TOOL otherwise.
+tool=$PTREC_TOOL
+copies_for() {
+	chmod 755 "$work" && mkdir -p "$work/bin" || exit 99
+	cp "$PTREC_TOOL" "$work/bin/ptrec" && cp "$PTREC_PRELOAD_LIB" "$work/bin/" || exit 99
+	chmod 755 "$work/bin" "$work/bin/"* || exit 99
+	tool=$work/bin/ptrec
+	PTREC_PRELOAD_LIB=$work/bin/$(basename "$PTREC_PRELOAD_LIB")
+}
+
 # wait_server SECONDS WHAT: waits for $pid to end (killing it after SECONDS), sets $status.
 wait_server() {
 	(sleep "$1"; kill -KILL "$pid" 2>/dev/null; echo hung >"$work/hung") >/dev/null 2>&1 </dev/null &
@@ -88,10 +132,13 @@ gdb_stack() {
 
 # same_as_gdb: the report's unwound stack of the crashed thread holds, from frame 1 on, the
 # return addresses gdb gave for the same thread ($work/gdb.txt) in the same order (gdb stops at
-# main, ours may go on); a check skipped when gdb gave none.
+# main, ours may go on); a check skipped when gdb gave none.  A function inlined at a frame's
+# address is a frame of its own in both, and the function it was inlined into follows at the
+# same address: gdb prints that one without its address, so ours is left out too.
 same_as_gdb() {
 	[ -s "$work/gdb.txt" ] || { echo "(no gdb backtrace to compare with)"; return 0; }
-	sed -n '/\[crashed\]/,/^$/p' "$report" | sed -n 's/^  #\([1-9][0-9]*\) *0x\([0-9a-f]*\) .*/\2/p' |
+	sed -n '/\[crashed\]/,/^$/p' "$report" | sed -n 's/^  #[0-9][0-9]* *0x\([0-9a-f]*\) .*/\1/p' |
+		awk 'NR > 1 && $0 != prev { print } { prev = $0 }' |
 		head -n "$(wc -l <"$work/gdb.txt")" >"$work/ours.txt"
 	echo "--- gdb's return addresses, then ours"; paste "$work/gdb.txt" "$work/ours.txt"
 	cmp -s "$work/gdb.txt" "$work/ours.txt" || fail "the unwound stack differs from gdb's"

@@ -20,10 +20,7 @@ server=$pid
 wait_socket "$work/sock" || { cat "$work/err"; fail "memcached did not start"; }
 # its threads start before the socket is made; let the last ones name themselves
 sleep 0.5
-for t in /proc/"$pid"/task/*; do
-	echo "${t##*/} $(cat "$t/comm")"
-done | sort -n >"$work/threads"
-echo "--- memcached's threads"; cat "$work/threads"
+list_threads "$pid"
 [ "$(grep -c ' mc-worker$' "$work/threads")" -eq 4 ] || fail "memcached did not start 4 workers"
 gdb_stack "$pid"
 kill -SEGV "$pid"
@@ -34,11 +31,7 @@ echo "--- memcached (status $status), stderr:"; cat "$work/err"
 one_dump "$server" "$work/err"
 sent_by_us
 same_as_gdb
-n=$(wc -l <"$work/threads")
-grep -q "^dump: *complete, $n thread(s)\$" "$report" || fail "the dump does not hold all $n threads"
-while read -r tid name; do
-	grep -q "^== Thread $tid ($name)" "$report" || fail "no section for thread $tid ($name)"
-done <"$work/threads"
+all_threads
 case "$stack" in
 *"event_base_loop "*) ;;
 *) fail "the crashed main thread's stack is not memcached's event loop: $stack" ;;

@@ -32,32 +32,26 @@ CONF
 (cd "$work" && exec "$PTREC_TOOL" run --dir "$work/dumps" --report-timeout 30000 -- \
 	"$NGINX_BIN" -p "$work" -c "$work/nginx.conf" -g "daemon off;") >"$work/out" 2>"$work/err" &
 pid=$!
-# workers: the children of the master ($pid, as ptrec run execs nginx)
-workers() {
-	for st in /proc/[0-9]*/stat; do
-		read -r p _ _ pp _ <"$st" 2>/dev/null && [ "$pp" = "$pid" ] && echo "$p"
-	done
-}
 for _ in $(seq 1 100); do
-	[ "$(workers | wc -l)" -eq 2 ] && break
+	[ "$(children | wc -l)" -eq 2 ] && break
 	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.2
 done
-[ "$(workers | wc -l)" -eq 2 ] || { cat "$work/err" "$work/logs/error.log"; fail "nginx did not start two workers"; }
-victim=$(workers | head -n 1)
-other=$(workers | tail -n 1)
+[ "$(children | wc -l)" -eq 2 ] || { cat "$work/err" "$work/logs/error.log"; fail "nginx did not start two workers"; }
+victim=$(children | head -n 1)
+other=$(children | tail -n 1)
 gdb_stack "$victim"
 kill -SEGV "$victim"
 for _ in $(seq 1 150); do
 	grep -q "worker process $victim exited on signal 11" "$work/logs/error.log" &&
-		[ "$(workers | wc -l)" -eq 2 ] && break
+		[ "$(children | wc -l)" -eq 2 ] && break
 	sleep 0.2
 done
 echo "--- nginx's error log"; cat "$work/logs/error.log"
 echo "--- stderr"; cat "$work/err"
 grep -q "worker process $victim exited on signal 11" "$work/logs/error.log" ||
 	fail "the master did not see worker $victim die of SIGSEGV"
-[ "$(workers | wc -l)" -eq 2 ] || fail "the master did not start a new worker"
+[ "$(children | wc -l)" -eq 2 ] || fail "the master did not start a new worker"
 kill -0 "$other" 2>/dev/null || fail "the other worker $other died"
 
 kill -QUIT "$pid"

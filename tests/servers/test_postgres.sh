@@ -19,18 +19,13 @@ done
 . "$top_srcdir/tests/servers/server_common.sh"
 
 # a short path for the server's socket, reachable by the user postgres
-rm -rf "$work"
-work=$(mktemp -d "${TMPDIR:-/tmp}/ptrec-pg.XXXXXX") || exit 99
-mkdir "$work/dumps" "$work/bin"
-tool=$PTREC_TOOL
+work_in_tmp pg
 as_pg=
 if [ "$(id -u)" -eq 0 ]; then
 	id -u postgres >/dev/null 2>&1 || { echo "SKIP: running as root and no user postgres"; exit 77; }
 	command -v setpriv >/dev/null || { echo "SKIP: running as root and no setpriv"; exit 77; }
 	as_pg="setpriv --reuid=postgres --regid=postgres --init-groups --"
-	cp "$PTREC_TOOL" "$work/bin/ptrec" && cp "$PTREC_PRELOAD_LIB" "$work/bin/" || exit 99
-	tool=$work/bin/ptrec
-	PTREC_PRELOAD_LIB=$work/bin/$(basename "$PTREC_PRELOAD_LIB")
+	copies_for postgres
 	chown -R postgres "$work" || exit 99
 fi
 psql() { "$pgbin/psql" -X -h "$work" -U postgres -d postgres -Atc "$1" 2>&1; }
