@@ -253,8 +253,9 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot);
 /* Reads what the dump of `slot` needs a descriptor for besides its own (/proc/self/maps and
  * comm) before that file is made, so that with no descriptor free the reserved one serves them
  * first and the dump then takes its number.  ptrec_dump_write does it when nobody did.
- * ASYNC-SIGNAL-SAFE. */
-void ptrec_dump_prepare(int slot);
+ * When the maps text does not fit its buffer, data mappings without a file go first (the
+ * STATUS record counts them); the stack at ucontext's SP is kept.  ASYNC-SIGNAL-SAFE. */
+void ptrec_dump_prepare(int slot, const void *ucontext);
 
 /* Copies len bytes at addr into dst without faulting (process_vm_readv on the own process).
  * Returns the bytes copied (0 if unreadable).  ASYNC-SIGNAL-SAFE. */
@@ -278,9 +279,15 @@ void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char
 /* In a fork child: takes the reserved descriptor again if it is gone. */
 void ptrec_crash_prepare_after_fork(void);
 
-/* open(path, O_RDONLY | O_CLOEXEC); with no descriptor free, the reserved one is closed and the
- * open retried (its number is free again once the caller closes the file).
- * ASYNC-SIGNAL-SAFE. */
+/* open(path, flags, mode); with no descriptor free (EMFILE), the reserved one is closed and the
+ * open retried (its number is free again once the caller closes the file), and then, when
+ * every number below the soft RLIMIT_NOFILE is still taken, the file is opened by a child
+ * sharing the descriptor table (clone, no exit signal) that raises only its own soft limit to
+ * the hard one: the descriptor lies above the application's soft limit, which is never
+ * changed.  ASYNC-SIGNAL-SAFE. */
+int ptrec_crash_open(const char *path, int flags, mode_t mode);
+
+/* ptrec_crash_open(path, O_RDONLY | O_CLOEXEC, 0).  ASYNC-SIGNAL-SAFE. */
 int ptrec_crash_open_read(const char *path);
 
 /* The reserved descriptor, or -1 (tests). */
@@ -332,9 +339,10 @@ int ptrec_root_changed(void);
  * after the new root when path lies under it, else path itself.  ASYNC-SIGNAL-SAFE. */
 const char *ptrec_root_inside(const char *path);
 
-/* Reads the /proc/self/maps kept open by ptrec_root_note into buf from its start.  Returns the
- * bytes read, 0 when none is kept (or the application closed it).  ASYNC-SIGNAL-SAFE. */
-size_t ptrec_root_read_maps(char *buf, size_t cap);
+/* Reads (one pread) the /proc/self/maps kept open by ptrec_root_note into buf from offset off.
+ * Returns the bytes read, 0 at the end, -1 when none is kept (or the application closed it).
+ * ASYNC-SIGNAL-SAFE. */
+long ptrec_root_pread_maps(char *buf, size_t cap, size_t off);
 
 /* The program's path remembered before the first chroot, "" if none.  ASYNC-SIGNAL-SAFE. */
 const char *ptrec_root_exe(void);

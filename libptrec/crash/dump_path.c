@@ -22,11 +22,14 @@
  *   plant it in advance.  The report's name DUMP.txt is created (O_EXCL) together with the
  *   dump: when it is taken, the dump moves to the next name.
  * - ENOSPC, EDQUOT or EFBIG while writing: both files are removed and the next place tried.
- * - EMFILE/ENFILE: the descriptor reserved at init is closed and the open retried. */
+ * - EMFILE/ENFILE: the descriptor reserved at init is closed and the open retried; EMFILE
+ *   again (a snapshot in a process whose soft RLIMIT_NOFILE leaves no number free): a child
+ *   sharing the descriptor table, with a limit of its own raised, opens it. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -34,12 +37,17 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/fd_id.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
+
+#ifndef __WCLONE
+#define __WCLONE 0x80000000
+#endif
 
 /* Prepared at init: the environment of the places, and the reserved descriptor. */
 static char env_state[PTREC_PATH_MAX], env_logs[PTREC_PATH_MAX];
@@ -172,21 +180,98 @@ int ptrec_crash_reserved_fd(void)
 	return reserve_fd;
 }
 
+/* What the opener child (below) opens, and its result. */
+struct opener {
+	const char *path;
+	int flags;
+	mode_t mode;
+	long fd;   /* the descriptor, or -1 */
+	int err;   /* errno of a failed open */
+};
+
+/* The opener's stacks, one per slot (0 crash, 1 snapshot). */
+static uint8_t opener_stack[2][16384] __attribute__((aligned(16)));
+
+/* A process of its own (no CLONE_THREAD: its own copy of the limits) sharing the caller's
+ * memory and descriptor table: it raises its own soft RLIMIT_NOFILE to the hard one, never the
+ * application's, and opens.  It writes only its stack, *o and the caller's errno (they share
+ * the thread pointer; the caller is suspended by CLONE_VFORK meanwhile).  Raw system calls
+ * only: open is a cancellation point that would look at the caller's thread. */
+static int opener_main(void *arg)
+{
+	struct opener *o = arg;
+	struct rlimit r;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &r, NULL);
+	}
+	o->fd = syscall(SYS_openat, AT_FDCWD, o->path, o->flags, o->mode);
+	o->err = o->fd < 0 ? errno : 0;
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+/* Opens path in an opener child (above).  Returns the descriptor, or -1 with errno. */
+static int open_in_child(const char *path, int flags, mode_t mode)
+{
+	static char named[2][PTREC_PATH_MAX];
+	int slot = ptrec_crash_owner == (int)ptrec_gettid() ? 0 : 1;
+	struct opener o = {.path = path, .flags = flags, .mode = mode, .fd = -1, .err = EMFILE};
+	uint8_t *top = opener_stack[slot] + sizeof(opener_stack[0]);
+	int status;
+
+	/* /proc/self and /proc/thread-self would name the child, gone once it has opened. */
+	if (strncmp(path, "/proc/self/", 11) == 0 || strncmp(path, "/proc/thread-self/", 18) == 0) {
+		struct ptrec_sbuf b;
+		ptrec_sbuf_init(&b, named[slot], sizeof(named[slot]));
+		ptrec_sbuf_str(&b, "/proc/");
+		ptrec_sbuf_dec(&b, getpid());
+		if (path[6] == 't') {
+			ptrec_sbuf_str(&b, "/task/");
+			ptrec_sbuf_dec(&b, ptrec_gettid());
+		}
+		ptrec_sbuf_str(&b, strchr(path + 6, '/'));
+		if (b.overflow) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		o.path = named[slot];
+	}
+	/* Its exit signal is 0: no SIGCHLD, and waitpid(-1) without __WCLONE never returns it. */
+	pid_t pid = clone(opener_main, top, CLONE_VM | CLONE_FILES | CLONE_VFORK, &o);
+	if (pid < 0) {
+		errno = EMFILE;
+		return -1;
+	}
+	while (syscall(SYS_wait4, pid, &status, __WCLONE, NULL) < 0 && errno == EINTR)
+		;
+	errno = o.err;
+	return (int)o.fd;
+}
+
+int ptrec_crash_open(const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags, mode);
+	if (fd >= 0 || errno != EMFILE)
+		return fd;
+	/* Every number below the soft limit is taken (a snapshot of a process that lowered it;
+	 * the crash path raises the process's limit itself): a descriptor above it.  The reserve
+	 * comes last: what a process that cannot raise its limit has. */
+	fd = open_in_child(path, flags, mode);
+	if (fd < 0 && errno == EMFILE && reserve_release())
+		fd = open(path, flags, mode);
+	return fd;
+}
+
 int ptrec_crash_open_read(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && reserve_release())
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd;
+	return ptrec_crash_open(path, O_RDONLY | O_CLOEXEC, 0);
 }
 
 /* Opens path for a new dump, using the reserve when no descriptor is free. */
 static int create_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && reserve_release())
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	return fd;
+	return ptrec_crash_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
 /* 8 hex digits nobody can predict: getrandom, else the clock's nanoseconds mixed with the
@@ -381,7 +466,7 @@ int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, c
 	if (ptrec_read_small_file("/proc/self/comm", w->comm, sizeof(w->comm)) < 0)
 		prctl(PR_GET_NAME, w->comm, 0, 0, 0); /* no descriptor free: this thread's name */
 	unsigned n = list_places(w, req->signo, req->tid, tag, (long long)now.tv_sec);
-	ptrec_dump_prepare(slot);
+	ptrec_dump_prepare(slot, req->ucontext);
 
 	for (unsigned i = 0; i < n; i++) {
 		const struct ptrec_place *p = &w->places[i];

@@ -28,6 +28,8 @@
 
 #define BOUNCE_SIZE (64u << 10)
 #define PTREC_STACK_GAP (1u << 20) /* SP this far below a mapping still counts as its stack */
+#define MAPS_RESERVE (256u << 10)  /* room at the end of the maps text for the lines a report
+                                      cannot do without (maps_line_needed) */
 
 /* One writer's state and buffers. */
 struct dump_ctx {
@@ -38,6 +40,7 @@ struct dump_ctx {
 	uint8_t bounce[BOUNCE_SIZE];  /* safe-copy buffer */
 	char maps[PTREC_MAPS_MAX];    /* /proc/self/maps text */
 	size_t maps_len;              /* bytes in maps */
+	unsigned maps_left_out;       /* data mappings left out of maps for room */
 	int prepared;                 /* maps and comm read by ptrec_dump_prepare */
 	char comm[sizeof(((struct ptrec_dump_process *)0)->comm)]; /* /proc/self/comm */
 	struct ptrec_dump_process proc; /* PROCESS payload */
@@ -212,6 +215,13 @@ static void write_status(struct dump_ctx *c, const struct ptrec_dump_request *re
 	ptrec_sbuf_str(&b, "\nthreads_untraced ");
 	ptrec_sbuf_udec(&b, atomic_load(ptrec_crash.threads_untraced));
 	ptrec_sbuf_char(&b, '\n');
+	if (c->maps_left_out) {
+		ptrec_sbuf_str(&b, "maps_left_out ");
+		ptrec_sbuf_udec(&b, c->maps_left_out);
+		ptrec_sbuf_str(&b, " data mappings without a file (/proc/self/maps is over ");
+		ptrec_sbuf_udec(&b, (sizeof(c->maps) - MAPS_RESERVE) >> 10);
+		ptrec_sbuf_str(&b, " KiB; every file, code and stack mapping is kept)\n");
+	}
 	status_ring_paths(&b, req);
 	for (int i = 0; i < PTREC_BACKEND_COUNT_; i++) {
 		if (!ptrec_crash.reason[i][0])
@@ -291,29 +301,6 @@ static void write_thread(struct dump_ctx *c, const struct ptrec_dump_request *re
 
 /* ---- MAPS and what they point to -------------------------------------------------------- */
 
-static void read_maps(struct dump_ctx *c)
-{
-	int fd = ptrec_crash_open_read("/proc/thread-self/maps"); /* see ptrec_self_exe */
-	if (fd < 0 && errno == ENOENT)
-		fd = ptrec_crash_open_read("/proc/self/maps");
-	c->maps_len = 0;
-	if (fd < 0) /* no /proc in a new root (chroot): the maps kept open before it */
-		c->maps_len = ptrec_root_read_maps(c->maps, sizeof(c->maps));
-	while (fd >= 0 && c->maps_len < sizeof(c->maps)) {
-		ssize_t n = read(fd, c->maps + c->maps_len, sizeof(c->maps) - c->maps_len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		c->maps_len += (size_t)n;
-	}
-	if (fd >= 0)
-		close(fd);
-	/* Keep whole lines only. */
-	while (c->maps_len && c->maps[c->maps_len - 1] != '\n')
-		c->maps_len--;
-}
-
 /* One parsed line of /proc/self/maps. */
 struct map_line {
 	uint64_t start, end, offset; /* range and file offset */
@@ -347,16 +334,9 @@ static const char *skip_field(const char *p, const char *end)
 	return p;
 }
 
-/* Parses the line starting at *pos.  Returns 1 and advances *pos, or 0 at the end. */
-static int next_map(const struct dump_ctx *c, size_t *pos, struct map_line *m)
+/* Parses the line [p, eol) of /proc/self/maps into *m. */
+static void parse_map(const char *p, const char *eol, struct map_line *m)
 {
-	const char *p = c->maps + *pos, *end = c->maps + c->maps_len;
-	if (p >= end)
-		return 0;
-	const char *eol = p;
-	while (eol < end && *eol != '\n')
-		eol++;
-	*pos = (size_t)(eol - c->maps) + 1;
 	m->start = parse_hex(&p, eol);
 	if (p < eol && *p == '-')
 		p++;
@@ -373,7 +353,86 @@ static int next_map(const struct dump_ctx *c, size_t *pos, struct map_line *m)
 	p = skip_field(p, eol);            /* inode */
 	m->path = p;
 	m->path_len = (size_t)(eol - p);
+}
+
+/* Parses the line starting at *pos.  Returns 1 and advances *pos, or 0 at the end. */
+static int next_map(const struct dump_ctx *c, size_t *pos, struct map_line *m)
+{
+	const char *p = c->maps + *pos, *end = c->maps + c->maps_len;
+	if (p >= end)
+		return 0;
+	const char *eol = p;
+	while (eol < end && *eol != '\n')
+		eol++;
+	*pos = (size_t)(eol - c->maps) + 1;
+	parse_map(p, eol, m);
 	return 1;
+}
+
+/* 1 if a line must be kept even once the maps text fills the buffer but for MAPS_RESERVE: a
+ * file's, a named one ([stack], [vdso], [heap]), executable code, or the stack at sp.  Data
+ * mappings without a file (a server with tens of thousands of them: 4 MiB of text at 60 000)
+ * go first: without that, the libraries, the stack and the vDSO at the top of the address
+ * space were cut off, and the report could place nothing outside the program. */
+static int maps_line_needed(const char *l, size_t n, uint64_t sp)
+{
+	struct map_line m;
+	parse_map(l, l + n, &m);
+	if (m.path_len || m.perms[2] == 'x')
+		return 1;
+	return sp && sp < m.end && (sp >= m.start || m.start - sp <= PTREC_STACK_GAP);
+}
+
+/* Appends one line (with its newline) to the maps text, or counts it as left out. */
+static void maps_add(struct dump_ctx *c, const char *l, size_t n, uint64_t sp)
+{
+	size_t room = sizeof(c->maps) - c->maps_len;
+	if (n + 1 > room ||
+	    (room < MAPS_RESERVE + n + 1 && !maps_line_needed(l, n, sp))) {
+		c->maps_left_out++;
+		return;
+	}
+	memcpy(c->maps + c->maps_len, l, n);
+	c->maps[c->maps_len + n] = '\n';
+	c->maps_len += n + 1;
+}
+
+/* Reads /proc/thread-self/maps (or the maps kept open before a chroot) line by line through
+ * the bounce buffer. */
+static void read_maps(struct dump_ctx *c, uint64_t sp)
+{
+	char *buf = (char *)c->bounce;
+	size_t have = 0, off = 0;
+	int fd = ptrec_crash_open_read("/proc/thread-self/maps"); /* see ptrec_self_exe */
+	if (fd < 0 && errno == ENOENT)
+		fd = ptrec_crash_open_read("/proc/self/maps");
+	c->maps_len = 0;
+	c->maps_left_out = 0;
+	for (;;) {
+		/* No /proc in a new root (chroot): the maps kept open before it. */
+		ssize_t n = fd >= 0 ? read(fd, buf + have, BOUNCE_SIZE - have)
+		                    : ptrec_root_pread_maps(buf + have, BOUNCE_SIZE - have, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+		have += (size_t)n;
+		size_t start = 0;
+		for (size_t i = 0; i < have; i++) {
+			if (buf[i] != '\n')
+				continue;
+			maps_add(c, buf + start, i - start, sp);
+			start = i + 1;
+		}
+		if (start == 0 && have == BOUNCE_SIZE) /* a line longer than the buffer */
+			have = 0;
+		memmove(buf, buf + start, have - start);
+		have -= start;
+	}
+	/* A last line without its newline is cut: left out. */
+	if (fd >= 0)
+		close(fd);
 }
 
 static int path_is(const struct map_line *m, const char *s)
@@ -499,12 +558,12 @@ static void write_code_and_stack(struct dump_ctx *c, const struct ptrec_dump_req
 	}
 }
 
-void ptrec_dump_prepare(int slot)
+void ptrec_dump_prepare(int slot, const void *ucontext)
 {
 	struct dump_ctx *c = &ctx_store[slot ? 1 : 0];
 	int fd;
 
-	read_maps(c);
+	read_maps(c, context_sp(ucontext));
 	memset(c->comm, 0, sizeof(c->comm));
 	fd = ptrec_crash_open_read("/proc/self/comm");
 	if (fd >= 0) {
@@ -524,7 +583,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	struct ptrec_dump_header h;
 
 	if (!c->prepared)
-		ptrec_dump_prepare(slot);
+		ptrec_dump_prepare(slot, req->ucontext);
 
 	c->fd = req->fd;
 	c->failed = 0;

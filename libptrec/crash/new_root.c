@@ -84,20 +84,13 @@ const char *ptrec_root_inside(const char *path)
 	return path;
 }
 
-size_t ptrec_root_read_maps(char *buf, size_t cap)
+long ptrec_root_pread_maps(char *buf, size_t cap, size_t off)
 {
-	size_t len = 0;
-	if (!ptrec_fd_id_same(maps_fd, &maps_id))
-		return 0;
-	while (len < cap) {
-		long n = syscall(SYS_pread64, maps_fd, buf + len, cap - len, (long)len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
+	if (!ptrec_fd_id_same(maps_fd, &maps_id)) {
+		errno = EBADF;
+		return -1;
 	}
-	return len;
+	return syscall(SYS_pread64, maps_fd, buf, cap, (long)off);
 }
 
 const char *ptrec_root_exe(void)

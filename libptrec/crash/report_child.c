@@ -118,7 +118,7 @@ int ptrec_report_reserve(const char *dump)
 	s->fd = -1;
 	if (txt_name(s, dump) != 0)
 		return -ENAMETOOLONG;
-	s->fd = open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	s->fd = ptrec_crash_open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	return s->fd >= 0 ? 0 : -errno;
 }
 
@@ -263,6 +263,14 @@ static int runner_main(void *arg)
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(long));
 	syscall(SYS_rt_sigaction, SIGCHLD, dfl, NULL, sizeof(long));
+	/* Its own limits (no CLONE_THREAD): a soft RLIMIT_NOFILE the application lowered below
+	 * the descriptors it holds would leave the tool no number for stdin; raised here, never
+	 * in the application. */
+	struct rlimit rl;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL);
+	}
 	pid_t pid = clone(tool_main, stack_top(s, 1),
 	                  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a);
 	if (pid < 0) {
@@ -333,7 +341,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 		return -PTREC_EIO;
 	}
 	if (out < 0)
-		out = open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		out = ptrec_crash_open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -PTREC_EIO;
 

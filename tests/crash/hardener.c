@@ -22,6 +22,13 @@
  *                             descriptor above 2, then a TCP connection of its own takes the
  *                             numbers 3..63; forks a peer that prints "peer_bytes N" (what
  *                             reached the other end) once the connection closes; SIGSEGV
+ *     snapshot_nofile         lowers the soft RLIMIT_NOFILE to 3 (nofile_low), takes a
+ *                             snapshot with ptrec_snapshot_path and waits for its report;
+ *                             prints "snapshot RC PATH", "soft N" (the soft limit after it) and
+ *                             "fds BEFORE AFTER" (descriptors open before and after), exits 0
+ *     many_maps               maps 60 000 single pages of alternating protection (a server
+ *                             with tens of thousands of mappings; they never merge), then
+ *                             SIGSEGV; exits 77 when the kernel refuses so many
  *     chroot                  chroot($HARDENER_ROOT) and chdir("/") after ptrec_init, as
  *                             vsftpd, postfix and OpenSSH's privilege separation do (the new
  *                             root holds no /proc and no report tool); SIGSEGV
@@ -42,11 +49,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -196,6 +205,32 @@ static void lower_soft(int resource, rlim_t value)
 		exit(99);
 }
 
+/* Descriptors open now (fstat of every number below 4096: no descriptor is needed). */
+static int count_fds(void)
+{
+	struct stat st;
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		n += fstat(fd, &st) == 0;
+	return n;
+}
+
+static int snapshot_nofile(void)
+{
+	char path[4096];
+	struct rlimit rl;
+	int before = count_fds();
+	lower_soft(RLIMIT_NOFILE, 3);
+	int r = ptrec_snapshot_path("nofile", path, sizeof(path));
+	ptrec_snapshot_flush(30000);
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 99;
+	printf("snapshot %d %s\n", r, r == 0 ? path : "-");
+	printf("soft %llu\n", (unsigned long long)rl.rlim_cur);
+	printf("fds %d %d\n", before, count_fds());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "report"))
@@ -260,6 +295,14 @@ int main(int argc, char **argv)
 		crash_here();
 	} else if (!strcmp(c, "nproc_low")) {
 		lower_soft(RLIMIT_NPROC, 1);
+		crash_here();
+	} else if (!strcmp(c, "snapshot_nofile")) {
+		return snapshot_nofile();
+	} else if (!strcmp(c, "many_maps")) {
+		for (int i = 0; i < 60000; i++)
+			if (mmap(NULL, 4096, i & 1 ? PROT_READ : PROT_READ | PROT_WRITE,
+			         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+				return 77;
 		crash_here();
 	} else if (!strcmp(c, "chroot")) {
 		const char *root = getenv("HARDENER_ROOT");
