@@ -168,7 +168,8 @@ PTREC_API int ptrec_shutdown(void);
 /* ---- Threads ---------------------------------------------------------------------------- */
 
 /* Attaches the calling thread: opens its ring and installs its sigaltstack (unless it has one),
- * so a stack overflow in it is reported.  Threads created with pthread_create after ptrec_init
+ * so a stack overflow in it is reported, and moves the fault signals it blocks in the kernel to
+ * libptrec's virtual mask (read back as blocked), so a fault in it is reported.  Threads created with pthread_create after ptrec_init
  * are attached automatically; threads that existed before call this (ptrec_status lists the
  * threads still without an alternate stack).  Returns 0 (also when already attached, or when the thread runs untraced because
  * the budget is exhausted), or -PTREC_ESTATE if the recorder is not initialized. */

@@ -72,6 +72,13 @@ void ptrec_interpose_resolve(void);
  * kernel mask (nothing can change it from outside). */
 void ptrec_interpose_adopt(void);
 
+/* Moves the fault signals the calling thread blocks in the kernel to its virtual mask, as
+ * ptrec_init does for its own thread (a fault the kernel finds blocked kills with SIG_DFL,
+ * past libptrec); nothing unless libptrec's handlers are installed.  Called by
+ * ptrec_thread_attach: a thread started before ptrec_init with every signal blocked (a pool's
+ * worker) is covered once it attaches. */
+void ptrec_interpose_adopt_mask(void);
+
 /* At ptrec_shutdown, before the crash handlers go: the kernel gets back the masks of other
  * signals' handlers as the application set them, and the calling thread's fault signals
  * blocked virtually. */

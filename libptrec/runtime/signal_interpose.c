@@ -136,7 +136,6 @@ static int is_handler(const struct sigaction *a)
 void ptrec_interpose_adopt(void)
 {
 	struct sigaction cur;
-	sigset_t mask;
 	unsigned bits;
 
 	for (int sig = 1; sig < NSIG; sig++) {
@@ -147,7 +146,15 @@ void ptrec_interpose_adopt(void)
 		if (bits && ptrec_real_sigaction(sig, &cur, NULL) == 0)
 			atomic_store(&held[sig], bits);
 	}
-	if (ptrec_kernel_sigmask(SIG_BLOCK, NULL, &mask) != 0)
+	ptrec_interpose_adopt_mask();
+}
+
+void ptrec_interpose_adopt_mask(void)
+{
+	sigset_t mask;
+	unsigned bits;
+
+	if (ptrec_chain_managed(SIGSEGV) < 0 || ptrec_kernel_sigmask(SIG_BLOCK, NULL, &mask) != 0)
 		return;
 	bits = ptrec_chain_strip(&mask);
 	if (bits && ptrec_kernel_sigmask(SIG_SETMASK, &mask, NULL) == 0)

@@ -232,6 +232,7 @@ PTREC_API int ptrec_thread_attach(void)
 
 	if (!atomic_load(&ptrec_rec.initialized))
 		return -PTREC_ESTATE;
+	ptrec_interpose_adopt_mask();
 	if (ptrec_slot_self())
 		return 0;
 	for (unsigned i = 0; i < PTREC_MAX_THREADS; i++) {

@@ -26,6 +26,9 @@
  *                             snapshot with ptrec_snapshot_path and waits for its report;
  *                             prints "snapshot RC PATH", "soft N" (the soft limit after it) and
  *                             "fds BEFORE AFTER" (descriptors open before and after), exits 0
+ *     pre_blocked_attach      a thread started before ptrec_init blocks every signal (a pool's
+ *                             worker), calls ptrec_thread_attach() after it, must still read
+ *                             SIGSEGV back as blocked (else exit 95), and faults
  *     many_maps               maps 60 000 single pages of alternating protection (a server
  *                             with tens of thousands of mappings; they never merge), then
  *                             SIGSEGV; exits 77 when the kernel refuses so many
@@ -45,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +198,21 @@ static void *pre_thread(void *arg)
 	return NULL;
 }
 
+static void *blocked_thread(void *arg)
+{
+	sigset_t all, now;
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	pthread_barrier_wait(&started);
+	pthread_barrier_wait(&attach_now);
+	ptrec_thread_attach();
+	if (pthread_sigmask(SIG_SETMASK, NULL, &now) != 0 || !sigismember(&now, SIGSEGV))
+		exit(95);
+	crash_here();
+	return NULL;
+}
+
 /* Lowers the soft limit of resource to value (the hard one stays); exits 99 on failure. */
 static void lower_soft(int resource, rlim_t value)
 {
@@ -249,6 +268,12 @@ int main(int argc, char **argv)
 		pthread_create(&pre[1], NULL, pre_thread, (void *)1);
 		pthread_barrier_wait(&started); /* both exist before ptrec_init */
 	}
+	if (!strcmp(c, "pre_blocked_attach")) {
+		pthread_barrier_init(&started, NULL, 2);
+		pthread_barrier_init(&attach_now, NULL, 2);
+		pthread_create(&pre[0], NULL, blocked_thread, NULL);
+		pthread_barrier_wait(&started);
+	}
 	int r = ptrec_init(NULL);
 	if (r != 0) {
 		fprintf(stderr, "hardener: ptrec_init: %s\n", ptrec_strerror(r));
@@ -298,6 +323,9 @@ int main(int argc, char **argv)
 		crash_here();
 	} else if (!strcmp(c, "snapshot_nofile")) {
 		return snapshot_nofile();
+	} else if (!strcmp(c, "pre_blocked_attach")) {
+		pthread_barrier_wait(&attach_now);
+		pthread_join(pre[0], NULL);
 	} else if (!strcmp(c, "many_maps")) {
 		for (int i = 0; i < 60000; i++)
 			if (mmap(NULL, 4096, i & 1 ? PROT_READ : PROT_READ | PROT_WRITE,
