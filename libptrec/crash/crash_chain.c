@@ -430,7 +430,12 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 	}
 
 	/* The mask: the interrupted one, plus the handler's sa_mask, plus the signal itself
-	 * unless SA_NODEFER.  Crash signals it adds are blocked virtually. */
+	 * unless SA_NODEFER.  The fault signals it adds are blocked virtually; SIGABRT for real,
+	 * as a thread's own mask blocks it (FORCED_BITS): abort() unblocks it with glibc's
+	 * internal sigprocmask, past libptrec, before it raises it.  Virtually blocked, the
+	 * SIGABRT of a handler that blocks every signal and calls abort() (HotSpot's
+	 * VMError::report_and_die) was held back, and abort() then set SIG_DFL past libptrec
+	 * and died without a dump. */
 	c.mask = uc->uc_sigmask;
 	for (int s = 1; s < NSIG; s++) {
 		int add = sigismember(&act->sa_mask, s) == 1 ||
@@ -438,7 +443,7 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 		if (!add || sigismember(&uc->uc_sigmask, s) == 1)
 			continue;
 		int k = ptrec_chain_index(s);
-		if (k >= 0)
+		if (k >= 0 && (FORCED_BITS & (1u << k)))
 			c.vmask |= 1u << k;
 		else
 			sigaddset(&c.mask, s);

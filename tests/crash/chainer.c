@@ -386,6 +386,18 @@ __attribute__((noinline)) static void crash_with(void (*h)(int, siginfo_t *, voi
 	crash_write_wild();
 }
 
+/* The handler blocks every signal while it runs (HotSpot's, and many servers'). */
+__attribute__((noinline)) static void crash_with_all_blocked(void (*h)(int, siginfo_t *, void *))
+{
+	struct sigaction act;
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = h;
+	act.sa_flags = SA_SIGINFO;
+	sigfillset(&act.sa_mask);
+	sigaction(SIGSEGV, &act, NULL);
+	crash_write_wild();
+}
+
 /* ---- signal() ------------------------------------------------------------------------------- */
 
 static void fpe_handler(int sig)
@@ -1060,6 +1072,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "kill_threads")) crash_kill_threads();
 	else if (!strcmp(c, "resethand")) crash_resethand();
 	else if (!strcmp(c, "abort")) crash_with(abort_handler);
+	else if (!strcmp(c, "abort_all_blocked")) crash_with_all_blocked(abort_handler);
 	else if (!strcmp(c, "exit")) crash_with(exit_handler);
 	else if (!strcmp(c, "_exit")) crash_with(_exit_handler);
 	else if (!strcmp(c, "fork_exec")) crash_with(fork_exec_handler);

@@ -133,13 +133,16 @@ gdb_stack() {
 # same_as_gdb: the report's unwound stack of the crashed thread holds, from frame 1 on, the
 # return addresses gdb gave for the same thread ($work/gdb.txt) in the same order (gdb stops at
 # main, ours may go on); a check skipped when gdb gave none.  A function inlined at a frame's
-# address is a frame of its own in both, and the function it was inlined into follows at the
-# same address: gdb prints that one without its address, so ours is left out too.
+# address is a frame of its own in both ("(inlined into ...)" in ours), and the function it was
+# inlined into follows at the same address: gdb prints that one without its address, so ours is
+# left out too.
 same_as_gdb() {
 	[ -s "$work/gdb.txt" ] || { echo "(no gdb backtrace to compare with)"; return 0; }
-	sed -n '/\[crashed\]/,/^$/p' "$report" | sed -n 's/^  #[0-9][0-9]* *0x\([0-9a-f]*\) .*/\1/p' |
-		awk 'NR > 1 && $0 != prev { print } { prev = $0 }' |
-		head -n "$(wc -l <"$work/gdb.txt")" >"$work/ours.txt"
+	sed -n '/\[crashed\]/,/^$/p' "$report" |
+		awk '/^  #[0-9]+ +0x/ {
+			if (n++ > 0 && !inlined) { a = $2; sub(/^0x/, "", a); print a }
+			inlined = index($0, "(inlined into ") > 0
+		}' | head -n "$(wc -l <"$work/gdb.txt")" >"$work/ours.txt"
 	echo "--- gdb's return addresses, then ours"; paste "$work/gdb.txt" "$work/ours.txt"
 	cmp -s "$work/gdb.txt" "$work/ours.txt" || fail "the unwound stack differs from gdb's"
 }
