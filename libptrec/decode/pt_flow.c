@@ -64,6 +64,7 @@ void ptrec_pt_flow_free(struct ptrec_pt_flow *f)
 	free(f->blk);
 	free(f->hash);
 	free(f->chain);
+	free(f->span_mem);
 	for (uint32_t i = 0; i < f->nchunk; i++)
 		free(f->chunk[i]);
 	free(f->chunk);

@@ -1,6 +1,8 @@
 /* pt_flow_chain.c — ptrec_pt_flow_count: totals without runs, through a cache of chains (what
  * the hot path does from a cached block with the next TNT bits queued and a TIP read ahead,
- * counted in one step), and one run at a time through the general walk for everything else. */
+ * counted in one step), a cache of spans (the chains through the next 24 to 40 trace bytes,
+ * keyed by those bytes, in one step), and one run at a time through the general walk for
+ * everything else. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -13,8 +15,11 @@
 /* Empties the chain cache of ptrec_pt_flow_count (nothing when it has none). */
 void pt_flow_chain_clear(struct ptrec_pt_flow *f)
 {
-	for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++)
+	for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++) {
 		f->chain[i].blk = -1;
+		if (f->span)
+			f->span[i].nblk = 0;
+	}
 }
 
 /* Adds one run's event or auxiliary item to c (the instructions are counted by the caller). */
@@ -234,6 +239,54 @@ static inline void count_time(struct ptrec_pt_flow *f, struct ptrec_pt_flow_coun
 	c->time_last = tsc;
 }
 
+/* What span_build gathers while the chains run: the return stack's changes (pushes still held,
+ * the entries from before the span it returned to, the fill as min(n + add, cap)), the branches
+ * that took a TIP by kind, and whether a TNT packet was read. */
+struct span_rec {
+	unsigned sp, np;
+	uint64_t push[SPAN_PUSH], pop[SPAN_POP];
+	int add, cap;
+	uint32_t ind;  /* 8-bit fields: PTREC_BR_RET, _IND_JMP, _IND_CALL, _FAR */
+	int tnt_seen;
+	int bad;       /* it cannot be kept as a span */
+};
+
+/* One return into r: of a call made inside the span, or one before it (to, recorded). */
+static inline void span_rec_pop(struct span_rec *r, uint64_t to)
+{
+	if (r->sp)
+		r->sp--;
+	else if (r->np < SPAN_POP)
+		r->pop[r->np++] = to;
+	else
+		r->bad = 1;
+}
+
+/* The fill function min(n + add, cap) followed by min(n + a, c). */
+static inline void span_rec_fill(struct span_rec *r, int a, int c)
+{
+	r->cap = r->cap + a < c ? r->cap + a : c;
+	r->add += a;
+}
+
+/* Chain ch into r. */
+static inline void span_rec_chain(struct span_rec *r, const struct chain *ch)
+{
+	if (!ch->keep)
+		r->bad = 1;
+	for (unsigned i = 0; i < ch->npop; i++)
+		span_rec_pop(r, ch->pop[i]);
+	for (unsigned i = 0; i < ch->npush; i++) {
+		if (r->sp < SPAN_PUSH)
+			r->push[r->sp++] = ch->push[i];
+		else
+			r->bad = 1;
+	}
+	span_rec_fill(r, ch->rn_add, ch->rn_cap);
+	if (ch->ind)
+		r->ind += 1u << 8 * (ch->ind - PTREC_BR_RET);
+}
+
 /* 1 if the return addresses chain ch returns to (calls made before it) are those on f's return
  * stack now. */
 static inline __attribute__((always_inline)) int chain_pops_ok(const struct ptrec_pt_flow *f,
@@ -251,12 +304,13 @@ static inline __attribute__((always_inline)) int chain_pops_ok(const struct ptre
  * ptrec_pt_flow_count, in its state), built on a miss: counts it into c, *acc (the branch
  * counts, see chain_counts_flush), *insns and *events exactly as fast_step's runs would add
  * up.  *ic and *hc are the current block's iclass and chain_hash_blk, before and after.
- * Returns 1, or 0 (nothing changed but a TIP read ahead) when it is empty. */
+ * r (span_build; NULL in the hot loop) records what it did.  Returns 1, or 0 (nothing changed
+ * but a TIP read ahead) when it is empty. */
 static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow *f,
                                                             struct ptrec_pt_flow_counts *c,
                                                             uint64_t *insns, uint64_t *events,
                                                             unsigned *ic, uint32_t *hc,
-                                                            uint64_t *acc)
+                                                            uint64_t *acc, struct span_rec *r)
 {
 	unsigned tn = f->tnt_n;
 	/* fast_step's limit on direct jumps without a packet consumed, for those before the
@@ -321,6 +375,8 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 	/* a bit or the TIP sets it to 0, a direct jump adds 1 */
 	f->no_progress = ch->used || ch->ind ? ch->trail : f->no_progress + ch->trail;
 	unsigned before = (unsigned)ch->steps - (ch->ind != 0); /* events decided by the bits */
+	if (r)
+		span_rec_chain(r, ch);
 	if (before)
 		count_time(f, c, f->tnt_tflags, f->tnt_tsc);
 	*acc += ch->counts;
@@ -352,13 +408,227 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 			*insns += b->ninsn;
 			++*events;
 			count_time(f, c, f->tnt_tflags, f->tnt_tsc);
+			if (r) {
+				span_rec_pop(r, to);
+				span_rec_fill(r, -1, 255);
+			}
 		}
 	}
 	return 1;
 }
 
-/* next_runs without the runs: the hot loop of next_runs counting in place, with chains, and
- * everything else one run at a time through next_run_slow. */
+/* ---- spans (several chains per lookup, keyed by the trace bytes) --------------------------- */
+
+/* The slot of the span at the current block (its chain_hash_blk hc) and the first SPAN_HASHED
+ * bytes w of the trace. */
+static inline uint32_t span_slot(const struct ptrec_pt_flow *f, uint32_t hc, const uint64_t *w)
+{
+	static const uint64_t mul[4] = {0xff51afd7ed558ccdull, 0x9e3779b97f4a7c15ull,
+	                                0xc4ceb9fe1a85ec53ull, 0xd6e8feb86659fd93ull};
+	_Static_assert(SPAN_HASHED % 8 == 0 && SPAN_HASHED <= 32, "whole words hashed");
+	uint64_t k = 0;
+	for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
+		k ^= w[i] * mul[i];
+	return (hc ^ (uint32_t)(k >> 32)) >> (32 - f->chain_log);
+}
+
+/* The bits of the last IP that the first TIP among the n bytes of TNT and TIP packets at p takes
+ * (0: none; IPBytes 3 and 6 give all of them). */
+static uint64_t span_ip_mask(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		if (p[i] == 0x02) { /* long TNT */
+			i += 8;
+		} else if (!(p[i] & 1)) { /* short TNT */
+			i++;
+		} else { /* TIP */
+			unsigned ipb = p[i] >> 5;
+			return ipb == 1 ? ~UINT64_C(0xffff) : ipb == 2 ? ~UINT64_C(0xffffffff)
+			     : ipb == 4 ? ~UINT64_C(0xffffffffffff) : 0;
+		}
+	}
+	return 0;
+}
+
+/* On a span miss, where no TNT bit is queued and nothing is looked ahead: reads the next TNT or
+ * TIP and runs the chains as the hot loop would (chain_step), packet after packet while each
+ * step is a chain, until such a place comes again at least SPAN_HASHED bytes further.  If
+ * nothing else was needed on the way (no timing packet, no other step, no chain that stopped at
+ * a successor not cached yet) and it is at most SPAN_BYTES further, keeps in s what they did:
+ * it depends only on the key (the block, those bytes, the bits of last_ip the first TIP takes)
+ * and on the return addresses the chains returned to from before it; the clock does not move
+ * inside it.  Events before the span's first TNT (direct jumps before a first TIP) take the
+ * time of the last TNT before it, which the span does not keep: that changes no total, because
+ * where a span starts the last event took the current time, and the TIP's event right after
+ * them takes it again, so order_time leaves the same first and last time either way.
+ * Everything it did is counted as chain_step counts it; a span that cannot be kept makes the
+ * hot loop pass the next places without a lookup, more of them after each such span in a row
+ * (traces with timing packets everywhere build none).  Returns 1, or 0 when it did nothing (the
+ * next packet is not a TNT or TIP). */
+static __attribute__((noinline)) int span_build(struct ptrec_pt_flow *f,
+                                                struct ptrec_pt_flow_counts *c, uint64_t *insns,
+                                                uint64_t *events, unsigned *ic, uint32_t *hc,
+                                                uint64_t *acc)
+{
+	size_t pos0 = f->pos;
+	uint32_t hc0 = *hc;
+	int32_t blk0 = f->cur_blk;
+	uint64_t last_ip0 = f->last_ip;
+	struct span_rec r;
+	uint64_t a = 0, n_insns = 0, n_events = 0;
+	int did = 0;
+	memset(&r, 0, sizeof(r));
+	r.cap = 255;
+	for (;;) {
+		if (!f->tnt_n && f->nx.kind == NX_NONE) {
+			if (f->pos - pos0 >= SPAN_HASHED)
+				break;
+			if (fast_tnt(f)) {
+				r.tnt_seen = 1;
+			} else if (!fast_tip(f)) {
+				r.bad = 1;
+				break;
+			}
+			did = 1;
+		}
+		if (!(f->tnt_n ? *ic != X86_IC_OTHER : f->nx.kind == NX_TIP && *ic > X86_IC_JCC) ||
+		    n_events + CHAIN_STEPS + 1 > SPAN_STEPS ||
+		    !chain_step(f, c, &n_insns, &n_events, ic, hc, &a, &r)) {
+			r.bad = 1;
+			break;
+		}
+		did = 1;
+	}
+	*acc += a;
+	*insns += n_insns;
+	*events += n_events;
+	size_t n = f->pos - pos0;
+	if (r.bad || n > SPAN_BYTES || f->no_progress > 255) {
+		f->span_wait = f->span_backoff;
+		f->span_backoff = f->span_backoff * 2 + 1 < SPAN_BACKOFF_MAX ? f->span_backoff * 2 + 1
+		                                                             : SPAN_BACKOFF_MAX;
+		return did;
+	}
+	f->span_backoff = 0;
+	if (!f->span) { /* the first span: zeroed (empty) without touching its pages */
+		f->span_mem = calloc(((size_t)1 << f->chain_log) + 1, sizeof(*f->span));
+		if (!f->span_mem)
+			return did;
+		f->span = (struct span *)(((uintptr_t)f->span_mem + 63) & ~(uintptr_t)63);
+	}
+	const uint8_t *p = f->buf + pos0;
+	uint64_t w[SPAN_BYTES / 8];
+	memcpy(w, p, sizeof(w));
+	struct span *s = &f->span[span_slot(f, hc0, w)];
+	memset(s, 0, sizeof(*s));
+	s->nblk = ~blk0;
+	s->len = (uint8_t)n;
+	memcpy(s->w, p, n);
+	for (unsigned i = 0; i < SPAN_BYTES / 8 - SPAN_HASHED / 8; i++) {
+		size_t at = SPAN_HASHED + 8 * i; /* the word's first byte */
+		s->m[i] = n >= at + 8 ? ~UINT64_C(0) : n <= at ? 0 : (UINT64_C(1) << 8 * (n - at)) - 1;
+	}
+	s->ip_mask = span_ip_mask(p, n);
+	s->ip_key = last_ip0 & s->ip_mask;
+	s->has_tip = f->trig_anchor_off >= pos0;
+	s->last_ip = f->last_ip;
+	s->tip_rel = (uint8_t)(f->trig_anchor_off - pos0);
+	s->tnt_rel = r.tnt_seen ? (uint8_t)(f->tnt_off - pos0) : 0xff;
+	s->counts = a;
+	s->insns = (uint32_t)n_insns;
+	s->events = (uint16_t)n_events;
+	s->ind = r.ind;
+	s->to = f->ip;
+	s->end = f->cur_blk;
+	s->end_ic = (uint8_t)*ic;
+	s->end_h = *hc;
+	s->no_progress = (uint8_t)f->no_progress;
+	s->npush = (uint8_t)r.sp;
+	s->npop = (uint8_t)r.np;
+	s->rn_add = (int8_t)r.add;
+	s->rn_cap = (uint8_t)(r.cap < 255 ? r.cap : 255);
+	memcpy(s->push, r.push, sizeof(s->push));
+	memcpy(s->pop, r.pop, sizeof(s->pop));
+	return did;
+}
+
+/* Where no TNT bit is queued and nothing is looked ahead (the hot loop of ptrec_pt_flow_count,
+ * in its state): the span from the current block through the next trace bytes, counted and
+ * the decoder left exactly as its chains would (the TNT and TIP packets read, the return stack,
+ * the block), built on a miss (span_build).  Returns 1, or 0 when nothing was done. */
+static inline __attribute__((always_inline)) int span_step(struct ptrec_pt_flow *f,
+                                                           struct ptrec_pt_flow_counts *c,
+                                                           uint64_t *insns, uint64_t *events,
+                                                           unsigned *ic, uint32_t *hc,
+                                                           uint64_t *acc)
+{
+	size_t pos = f->pos;
+	/* (SPAN_BYTES + 8: every packet check of fast_tnt and fast_tip inside it passes) */
+	if (f->len - pos < SPAN_BYTES + 8 || f->ctx != PT_CTX_NONE || f->has_pending_mode ||
+	    f->br_held_n)
+		return 0;
+	if (!f->span)
+		return span_build(f, c, insns, events, ic, hc, acc);
+	uint64_t w[SPAN_BYTES / 8];
+	memcpy(w, f->buf + pos, sizeof(w));
+	struct span *s = &f->span[span_slot(f, *hc, w)];
+	uint64_t d = 0;
+	for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
+		d |= w[i] ^ s->w[i];
+	for (unsigned i = SPAN_HASHED / 8; i < SPAN_BYTES / 8; i++)
+		d |= (w[i] ^ s->w[i]) & s->m[i - SPAN_HASHED / 8];
+	if (s->nblk != ~f->cur_blk || d ||
+	    (f->last_ip & s->ip_mask) != s->ip_key || s->npop > f->ret_n)
+		return span_build(f, c, insns, events, ic, hc, acc);
+	unsigned top = f->ret_top;
+	for (unsigned i = 0; i < s->npop; i++)
+		if (f->ret[(top + 2 * RETSTACK_SIZE - 1 - i) % RETSTACK_SIZE] != s->pop[i])
+			return span_build(f, c, insns, events, ic, hc, acc);
+	uint64_t tsc;
+	unsigned tf = ptrec_pt_time_now(&f->time, &tsc);
+	f->span_backoff = 0;
+	f->pos = pos + s->len;
+	if (s->tnt_rel != 0xff) {
+		f->tnt_off = pos + s->tnt_rel;
+		f->tnt_tflags = (uint8_t)tf;
+		f->tnt_tsc = tsc;
+	}
+	if (s->has_tip) { /* as fast_tip left it, taken */
+		f->last_ip = s->last_ip;
+		f->trig_anchor = s->last_ip;
+		f->trig_anchor_off = pos + s->tip_rel;
+		memset(&f->nx, 0, sizeof(f->nx));
+		f->nx.has_ip = 1;
+		f->nx.ip = s->last_ip;
+		f->nx.off = pos + s->tip_rel;
+		f->nx.new_mode = f->pending_mode;
+		f->nx.tflags = (uint8_t)tf;
+		f->nx.tsc = tsc;
+	}
+	top = (top + RETSTACK_SIZE - s->npop) % RETSTACK_SIZE;
+	for (unsigned i = 0; i < s->npush; i++)
+		f->ret[(top + i) % RETSTACK_SIZE] = s->push[i];
+	f->ret_top = (top + s->npush) % RETSTACK_SIZE;
+	int rn = (int)f->ret_n + s->rn_add;
+	f->ret_n = (unsigned)(rn < s->rn_cap ? rn : s->rn_cap);
+	f->cur_blk = s->end;
+	f->ip = s->to;
+	f->no_progress = s->no_progress;
+	count_time(f, c, tf, tsc);
+	*acc += s->counts;
+	*insns += s->insns;
+	*events += s->events;
+	c->kind[PTREC_BR_RET] += s->ind & 0xff;
+	c->kind[PTREC_BR_IND_JMP] += (s->ind >> 8) & 0xff;
+	c->kind[PTREC_BR_IND_CALL] += (s->ind >> 16) & 0xff;
+	c->kind[PTREC_BR_FAR] += s->ind >> 24;
+	*ic = s->end_ic;
+	*hc = s->end_h;
+	return 1;
+}
+
+/* next_runs without the runs: the hot loop of next_runs counting in place, with spans and
+ * chains, and everything else one run at a time through next_run_slow. */
 int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 {
 	struct ptrec_pt_flow_run run;
@@ -390,6 +660,12 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 			for (;;) {
 				if (acc & CC_FULL)
 					chain_counts_flush(c, &acc);
+				if (!f->tnt_n && f->nx.kind == NX_NONE && f->chain) {
+					if (f->span_wait)
+						f->span_wait--;
+					else if (span_step(f, c, &t.insns, &events, &ic, &hc, &acc))
+						continue;
+				}
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f)) {
 					pt_flow_lookahead(f, 0);
 					if (f->aux_n || f->ptw_n || f->trig_n)
@@ -399,7 +675,7 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 				}
 				if (f->chain && (f->tnt_n ? ic != X86_IC_OTHER
 				                          : f->nx.kind == NX_TIP && ic > X86_IC_JCC) &&
-				    chain_step(f, c, &t.insns, &events, &ic, &hc, &acc))
+				    chain_step(f, c, &t.insns, &events, &ic, &hc, &acc, NULL))
 					continue;
 				if (f->tnt_n && ic == X86_IC_JCC) {
 					size_t m = jcc_burst(f, NULL, 0, SIZE_MAX, &t);

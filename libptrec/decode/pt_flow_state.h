@@ -26,6 +26,12 @@
 #define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
 #define CHAIN_POP 4           /* returns to calls made before it a chain may take at most */
 #define CHAIN_LOG_MAX 12      /* log2 of the chain cache's slots (direct mapped) at most */
+#define SPAN_HASHED 24        /* trace bytes a span covers at least (its slot is chosen by them) */
+#define SPAN_BYTES 40         /* trace bytes a span covers at most */
+#define SPAN_PUSH 4           /* return addresses a span may leave pushed at most */
+#define SPAN_POP 4            /* returns to calls made before it a span may take at most */
+#define SPAN_STEPS 1024       /* branch events in one span at most */
+#define SPAN_BACKOFF_MAX 1023 /* places without a span lookup after failed builds, at most */
 
 /* The hot paths (fast_step and the loops around it) only take steps the general walk would take
  * the same way.  A test build with PT_FLOW_GENERAL_ONLY (tests/ptgen/flow_compare_general) has
@@ -102,6 +108,42 @@ struct chain {
 };
 
 _Static_assert(sizeof(struct chain) == 128, "a chain is two cache lines");
+
+/* A span (ptrec_pt_flow_count): what the chains do from a cached block where no TNT bit is queued
+ * and nothing is looked ahead, through the TNT and TIP packets of the next SPAN_HASHED to
+ * SPAN_BYTES trace bytes up to the next such place, in one step: keyed by the block, those bytes
+ * (no timing packet among them, so the clock does not move), the bits of the last IP its first
+ * TIP takes, and checked against the return addresses it returns to (calls made before it).
+ * 192 bytes. */
+struct span {
+	int32_t nblk;       /* key: ~ the block it starts at (0: empty slot, as calloc leaves it) */
+	uint8_t len;        /* key: trace bytes (SPAN_HASHED .. SPAN_BYTES) */
+	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
+	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
+	uint8_t has_tip;    /* a TIP is among its packets */
+	uint64_t w[SPAN_BYTES / 8]; /* key: the bytes (little-endian words; zero past len) */
+	uint64_t m[SPAN_BYTES / 8 - SPAN_HASHED / 8]; /* the words past SPAN_HASHED: which bytes */
+	uint64_t ip_mask;   /* key: the bits of last_ip its first TIP takes (0: none) */
+	uint64_t ip_key;    /* key: last_ip & ip_mask */
+	uint64_t counts;    /* jcc, jmp, call, compressed ret, taken (chain_counts_flush's fields) */
+	uint64_t to;        /* the IP it ends at */
+	uint64_t last_ip;   /* its last TIP's IP (has_tip) */
+	int32_t end;        /* the block it ends at */
+	uint32_t end_h;     /* chain_hash_blk(end) */
+	uint32_t insns;     /* instructions */
+	uint32_t ind;       /* uncompressed ret, ind jmp, ind call, far: 8-bit fields */
+	uint16_t events;    /* branch events */
+	uint8_t end_ic;     /* the iclass of block end */
+	uint8_t tnt_rel;    /* its last TNT's offset from its start (0xff: it has none) */
+	uint8_t tip_rel;    /* its last TIP's (has_tip) */
+	uint8_t no_progress; /* no_progress afterwards */
+	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
+	uint8_t rn_cap;
+	uint64_t push[SPAN_PUSH]; /* those return addresses */
+	uint64_t pop[SPAN_POP];   /* the return addresses it found on the stack, top first */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct span) == 192, "a span is three cache lines");
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -244,6 +286,12 @@ struct ptrec_pt_flow {
 	unsigned chain_log;         /* log2 of its slots: 8 .. CHAIN_LOG_MAX by the trace size */
 	struct chain *chain;        /* chain cache of ptrec_pt_flow_count (1 << chain_log slots;
 	                               NULL until it first runs); emptied with the block cache */
+	struct span *span;          /* span cache of ptrec_pt_flow_count (as many slots; NULL
+	                               until a first span is kept; in span_mem, zeroed: its pages
+	                               are only touched where spans are kept) */
+	void *span_mem;
+	unsigned span_wait;         /* places to pass before the next span lookup */
+	unsigned span_backoff;      /* span_wait after the next span that cannot be built */
 	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
 	                               known, no PTW queued, no chunks to retire (set only when
 	                               next_run_refill returns, cleared by ptrec_pt_flow_next_runs; read only

@@ -1010,8 +1010,8 @@ static void test_fuzz_smoke(void)
 }
 
 /* Counts cfg's trace both ways: c by ptrec_pt_flow_count, r by adding up the runs of
- * ptrec_pt_flow_next_run (instructions, events by kind, compressed returns, first and last
- * time), calling each(run, arg) on every run when each is not NULL. */
+ * ptrec_pt_flow_next_run (instructions, events by kind, taken conditional branches, compressed
+ * returns, first and last time), calling each(run, arg) on every run when each is not NULL. */
 static void count_both(const struct ptrec_pt_flow_config *cfg, struct ptrec_pt_flow_counts *c,
                        struct ptrec_pt_flow_counts *r,
                        void (*each)(const struct ptrec_pt_flow_run *, void *), void *arg)
@@ -1023,6 +1023,7 @@ static void count_both(const struct ptrec_pt_flow_config *cfg, struct ptrec_pt_f
 	while (ptrec_pt_flow_next_run(f, &run) > 0) {
 		r->insns += run.ninsn;
 		r->kind[run.ev.kind]++;
+		r->jcc_taken += run.ev.kind == PTREC_BR_JCC && (run.ev.flags & PTREC_BRF_TAKEN);
 		r->ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
 		if (run.ev.flags & PTREC_BRF_HAS_TIME) {
 			if (!r->have_time)
@@ -1142,6 +1143,127 @@ static void test_count_chain_callers(void)
 		CHECK_EQ_U64(x->kind[PTREC_BR_DISABLE], 1);
 		CHECK_EQ_U64(x->kind[PTREC_BR_GAP], 0);
 	}
+	ptrec_pt_img_free(img);
+}
+
+/* Checks that ptrec_pt_flow_count's totals c are the runs' r, field by field. */
+static void check_same_counts(const struct ptrec_pt_flow_counts *c,
+                              const struct ptrec_pt_flow_counts *r)
+{
+	CHECK_EQ_U64(c->insns, r->insns);
+	for (unsigned k = 0; k < PTREC_BR_KIND_COUNT_; k++)
+		CHECK_EQ_U64(c->kind[k], r->kind[k]);
+	CHECK_EQ_U64(c->jcc_taken, r->jcc_taken);
+	CHECK_EQ_U64(c->ret_compressed, r->ret_compressed);
+	CHECK_EQ_U64(c->have_time, r->have_time);
+	CHECK_EQ_U64(c->time_first, r->time_first);
+	CHECK_EQ_U64(c->time_last, r->time_last);
+}
+
+/* Adds code at `at` to img from a hex string (spaces ignored). */
+static void add_code(struct ptrec_pt_img *img, uint64_t at, const char *hex)
+{
+	uint8_t bytes[64];
+	size_t n = 0;
+	for (const char *p = hex; *p && n < sizeof(bytes);) {
+		unsigned v;
+		if (*p == ' ' || sscanf(p, "%2x", &v) != 1) {
+			p++;
+			continue;
+		}
+		bytes[n++] = (uint8_t)v;
+		p += 2;
+	}
+	CHECK_EQ_U64(ptrec_pt_img_add_bytes(img, at, bytes, n, 1), 0);
+}
+
+/* ptrec_pt_flow_count takes several TNT and TIP packets in one step where the same trace bytes
+ * come again at the same block (spans).  A TIP with IPBytes 1 gives only IP[15:0]; the upper
+ * bits are the last IP's, so the same bytes lead elsewhere when the last IP is elsewhere:
+ * A (at 0x20000 and at 0x30000: jmp C) is reached by a TIP; C (test; 20 x jne $+2; jmp rax)
+ * takes 10 TNT bits, then 10 more, and its jmp rax a 2-byte TIP to 0x0200: B at 0x20200
+ * (jmp rax) or at 0x30200 (nop; nop; jmp rax), by where A was; B's jmp rax goes back to A with
+ * another 2-byte TIP.  From C's 11th jne on, the bytes are the same in both regions. */
+static void test_count_span_last_ip(void)
+{
+	enum { VISITS = 8, CYCLES = 12 };
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
+	CHECK(img != NULL);
+	char c_hex[128] = "85c0";
+	for (int i = 0; i < 20; i++)
+		strcat(c_hex, "7500");
+	strcat(c_hex, "ffe0");
+	add_code(img, 0x10000, c_hex);
+	add_code(img, 0x20000, "e9fbfffeff"); /* jmp 0x10000 */
+	add_code(img, 0x30000, "e9fbfffdff"); /* jmp 0x10000 */
+	add_code(img, 0x20200, "ffe0");
+	add_code(img, 0x30200, "9090 ffe0");
+	struct tb t;
+	uint64_t insns = 0;
+	start(&t, 0x20000);
+	for (unsigned v = 0; v < VISITS; v++) {
+		uint64_t region = v % 2 ? 0x30000 : 0x20000;
+		for (unsigned k = 0; k < CYCLES; k++) {
+			tnt_long(&t, "nnnnnnnnnn");
+			tnt_long(&t, "nnnnnnnnnn");
+			ippkt16(&t, 0x0d, region + 0x200); /* C's jmp rax */
+			if (k + 1 < CYCLES)
+				ippkt16(&t, 0x0d, region); /* B's jmp rax */
+			else if (v + 1 < VISITS)
+				tip(&t, v % 2 ? 0x20000 : 0x30000);
+			else
+				pgd(&t, 0);
+			insns += 23 + (v % 2 ? 3 : 1); /* jmp; test, 20 jne, jmp rax; B */
+		}
+	}
+	CHECK(t.n < sizeof(t.b));
+	struct ptrec_pt_flow_config cfg = {t.b, t.n, img, 0, {0}};
+	struct ptrec_pt_flow_counts c, r;
+	count_both(&cfg, &c, &r, NULL, NULL);
+	check_same_counts(&c, &r);
+	CHECK_EQ_U64(c.insns, insns);
+	CHECK_EQ_U64(c.kind[PTREC_BR_JMP], VISITS * CYCLES);
+	CHECK_EQ_U64(c.kind[PTREC_BR_JCC], 20 * VISITS * CYCLES);
+	CHECK_EQ_U64(c.kind[PTREC_BR_IND_JMP], 2 * VISITS * CYCLES - 1);
+	CHECK_EQ_U64(c.kind[PTREC_BR_DISABLE], 1);
+	CHECK_EQ_U64(c.kind[PTREC_BR_GAP], 0);
+	ptrec_pt_img_free(img);
+}
+
+/* The return stack holds the last 64 return addresses: a compressed return needs one (SDM:
+ * "the RET compression depth"), so a 65th compressed return in a row is a trace that cannot be
+ * followed (a gap), also when the calls were counted several at a time.  R: test; je; call rax;
+ * ret: 99 calls of R to R (je not taken, a full TIP each; after the first ones, ptrec_pt_flow_count
+ * takes them three at a time, the last three too), then je taken and 99 compressed returns. */
+static void test_count_span_deep(void)
+{
+	enum { DEPTH = 99 };
+	const uint64_t rr = 0x50000;
+	struct ptrec_pt_img *img = ptrec_pt_img_new();
+	CHECK(img != NULL);
+	add_code(img, rr, "85c0 7402 ffd0 c3");
+	struct tb t;
+	start(&t, rr);
+	for (unsigned i = 0; i < DEPTH; i++) {
+		tnt(&t, "n");
+		tip(&t, rr);
+	}
+	char bits[48];
+	memset(bits, 't', 47);
+	bits[47] = 0;
+	tnt_long(&t, bits); /* je, 46 returns */
+	tnt_long(&t, bits);
+	tnt(&t, "ttttttt" + 7 - (DEPTH + 1 - 2 * 47));
+	pge(&t, rr);
+	pgd(&t, 0);
+	CHECK(t.n < sizeof(t.b));
+	struct ptrec_pt_flow_config cfg = {t.b, t.n, img, 0, {0}};
+	struct ptrec_pt_flow_counts c, r;
+	count_both(&cfg, &c, &r, NULL, NULL);
+	check_same_counts(&c, &r);
+	CHECK_EQ_U64(c.kind[PTREC_BR_IND_CALL], DEPTH);
+	CHECK_EQ_U64(c.ret_compressed, 64);
+	CHECK_EQ_U64(c.kind[PTREC_BR_GAP], 1);
 	ptrec_pt_img_free(img);
 }
 
@@ -1986,6 +2108,8 @@ int main(void)
 	test_fuzz_smoke();
 	test_count_chains();
 	test_count_chain_callers();
+	test_count_span_last_ip();
+	test_count_span_deep();
 	test_count_cyc();
 	test_batch_same();
 	test_psb_return_stack();
