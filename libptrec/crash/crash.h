@@ -146,7 +146,8 @@ struct ptrec_chain_stack {
  * SA_SIGINFO or not, its sa_mask and SA_NODEFER (crash signals it blocks are blocked
  * virtually: a fault there kills, a sent one waits, so a fault never bypasses libptrec),
  * SA_RESETHAND, and SA_ONSTACK: on the application's alternate stack when it asked for one and
- * has one, else on the interrupted stack, never on libptrec's.  Fills *where.  Returns 0 when
+ * has one, on libptrec's (below our frame) when the thread has none of its own (a runtime may
+ * have taken libptrec's as its own: Go), else on the interrupted stack.  Fills *where.  Returns 0 when
  * the handler returned, -1 when the interrupted stack overflowed and the application has no
  * alternate stack (the kernel would have killed the process).  ASYNC-SIGNAL-SAFE. */
 int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *info,
@@ -179,6 +180,14 @@ unsigned ptrec_chain_strip(sigset_t *set);
 void ptrec_chain_unstrip(sigset_t *set, unsigned bits);
 unsigned ptrec_chain_mask(int how, unsigned bits);
 unsigned ptrec_chain_thread_mask(void);
+
+/* Called at a crash signal with its context: when the thread's mask (uc_sigmask, as it was
+ * interrupted) is no longer the one the kernel held after the thread's last change through
+ * libptrec, outside any application handler, the thread changed it with the raw system call
+ * (Go's runtime sets each new thread's mask so, after cgo's pthread_sigmask blocked every
+ * signal around pthread_create): the fault signals the kernel's mask does not hold are then
+ * unblocked virtually too, as the kernel's mask says.  ASYNC-SIGNAL-SAFE. */
+void ptrec_chain_mask_check(const ucontext_t *uc);
 
 /* Calls fn(arg) with the stack pointer at top (aligned down to 16), then returns normally;
  * unwinders walk through it (frame pointer and CFI).  ASYNC-SIGNAL-SAFE. */

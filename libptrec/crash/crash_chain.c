@@ -201,17 +201,42 @@ void ptrec_chain_unstrip(sigset_t *set, unsigned bits)
 			sigaddset(set, ptrec_crash_signals[i]);
 }
 
+/* The kernel's mask (signals 1-64) when the thread's mask last changed through libptrec with
+ * fault signals virtually blocked (kmask_set: 1), to notice a change made past libptrec. */
+static __thread uint64_t kmask __attribute__((tls_model("initial-exec")));
+static __thread int kmask_set __attribute__((tls_model("initial-exec")));
+
+static uint64_t mask_word(const sigset_t *set)
+{
+	uint64_t w;
+	memcpy(&w, set, sizeof(w));
+	return w;
+}
+
 unsigned ptrec_chain_mask(int how, unsigned bits)
 {
 	unsigned old = vblocked;
+	sigset_t k;
+
 	if (how == SIG_BLOCK)
 		vblocked |= bits & FORCED_BITS;
 	else if (how == SIG_UNBLOCK)
 		vblocked &= ~bits;
 	else if (how == SIG_SETMASK)
 		vblocked = bits & FORCED_BITS;
+	kmask_set = (vblocked & FORCED_BITS) && ptrec_kernel_sigmask(SIG_BLOCK, NULL, &k) == 0;
+	if (kmask_set)
+		kmask = mask_word(&k);
 	deliver_unblocked();
 	return old;
+}
+
+void ptrec_chain_mask_check(const ucontext_t *uc)
+{
+	if (vdepth == 0 && kmask_set && mask_word(&uc->uc_sigmask) != kmask) {
+		vblocked &= ~FORCED_BITS;
+		kmask_set = 0;
+	}
 }
 
 unsigned ptrec_chain_thread_mask(void)
@@ -398,8 +423,17 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 	           (char *)ss.ss_sp < (char *)t->altstack + t->altstack_len;
 	int here_alt = has_alt && on_stack(here, &ss);
 
-	if ((act->sa_flags & SA_ONSTACK) && has_alt && !ours) {
-		/* The application's own alternate stack: we run on it already (the kernel put us
+	/* libptrec's alternate stack is the one the thread reads back (sigaltstack) until it sets
+	 * its own, and a runtime may adopt it as its signal stack: Go's cgo threads take the one
+	 * they find, and Go's handler throws "non-Go code set up signal handler without
+	 * SA_ONSTACK flag" when it runs anywhere else (a recovered nil dereference killed every
+	 * Go program under `ptrec run`).  So an SA_ONSTACK handler runs on it too, below our
+	 * frame, as the kernel would run it there; an overflow still dies below (the
+	 * application gave the thread no stack for it). */
+	int adopted = ours && here_alt && !on_stack(isp, &ss) && !stack_overflowed(signo, info, isp);
+
+	if ((act->sa_flags & SA_ONSTACK) && has_alt && (!ours || adopted)) {
+		/* The application's alternate stack: we run on it already (the kernel put us
 		 * there), or the interrupted code did. */
 		where->lo = (uintptr_t)ss.ss_sp;
 		where->hi = (uintptr_t)ss.ss_sp + ss.ss_size;

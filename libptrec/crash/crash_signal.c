@@ -672,6 +672,7 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		die(signo, info, uc);
 		goto out;
 	}
+	ptrec_chain_mask_check(uc);
 	if (ptrec_chain_blocked(i)) {
 		/* The application's handler blocks it: a fault kills, a sent one waits. */
 		if (forced_fault(signo, info))

@@ -33,6 +33,12 @@
  *                   1100 times with a fresh worker each time (more than libptrec's 1024
  *                   thread slots); then ptrec_status must count one attached thread and
  *                   none untraced, and the real crash follows
+ *   runtime_thread  Go's cgo threads: main installs a guard-page handler with
+ *                   SA_SIGINFO|SA_ONSTACK and creates a thread with every signal blocked
+ *                   (pthread_sigmask around pthread_create); the thread unblocks them and reads
+ *                   its alternate stack with the raw system calls, takes the stack it finds as
+ *                   its signal stack, and takes 1000 guard faults; the handler counts those it
+ *                   ran off that stack (Go throws then); then main's real crash follows
  *   in_handler      the SIGSEGV handler itself faults (at another address)
  *   longjmp         a recovering server: its SIGSEGV handler (flags 0, so SIGSEGV is blocked
  *                   while it runs) leaves with siglongjmp to a sigsetjmp(env, 1), 1000 times;
@@ -509,6 +515,71 @@ __attribute__((noinline)) static void crash_guard_join(void)
 	ptrec_status(&st);
 	snprintf(line, sizeof(line), "chainer: %d guard faults joined a thread: %u attached, %u untraced\n",
 	         guard_faults, st.threads_attached, st.threads_untraced);
+	say(line);
+	crash_after_guards();
+}
+
+/* ---- a language runtime's own threads (Go's cgo threads) -------------------------------- */
+
+/* Each thread of the runtime takes the alternate stack it finds as its signal stack (one of
+ * its own when there is none), and its handler checks that it runs there, as Go's does. */
+static __thread char *runtime_stack_lo, *runtime_stack_hi;
+static volatile int runtime_off_stack;
+
+static void runtime_handler(int sig, siginfo_t *info, void *uc)
+{
+	char here;
+	if (&here < runtime_stack_lo || &here >= runtime_stack_hi)
+		runtime_off_stack++;
+	guard_handler(sig, info, uc);
+}
+
+/* The thread sets its own mask and reads its alternate stack with the raw system calls (as Go's
+ * runtime does), then takes 1000 guard faults. */
+static void *runtime_thread(void *p)
+{
+	static char own[65536];
+	sigset_t none;
+	stack_t st;
+
+	(void)p;
+	sigemptyset(&none);
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, (long)(_NSIG / 8)) != 0)
+		exit(99);
+	if (syscall(SYS_sigaltstack, NULL, &st) != 0 || (st.ss_flags & SS_DISABLE)) {
+		st.ss_sp = own;
+		st.ss_size = sizeof(own);
+		st.ss_flags = 0;
+		if (syscall(SYS_sigaltstack, &st, NULL) != 0)
+			exit(99);
+	}
+	runtime_stack_lo = st.ss_sp;
+	runtime_stack_hi = (char *)st.ss_sp + st.ss_size;
+	for (int i = 0; i < 1000; i++) {
+		mprotect(guard, (size_t)page_size, PROT_NONE);
+		touch_guard(i);
+	}
+	return NULL;
+}
+
+/* A runtime's thread, created as cgo creates them: every signal blocked with pthread_sigmask
+ * around pthread_create. */
+__attribute__((noinline)) static void crash_runtime_thread(void)
+{
+	sigset_t all, old;
+	pthread_t t;
+	char line[100];
+
+	guard_setup();
+	install(SIGSEGV, runtime_handler, SA_SIGINFO | SA_ONSTACK);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, runtime_thread, NULL) != 0)
+		exit(99);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_join(t, NULL);
+	snprintf(line, sizeof(line), "chainer: %d guard faults handled on the runtime's thread, %d off its signal stack\n",
+	         guard_faults, runtime_off_stack);
 	say(line);
 	crash_after_guards();
 }
@@ -1081,6 +1152,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "before_init")) crash_write_wild();
 	else if (!strcmp(c, "guard_page")) crash_guard_page();
 	else if (!strcmp(c, "guard_join")) crash_guard_join();
+	else if (!strcmp(c, "runtime_thread")) crash_runtime_thread();
 	else if (!strcmp(c, "in_handler")) crash_with(faulty_handler);
 	else if (!strcmp(c, "assert_path")) crash_assert_path();
 	else if (!strcmp(c, "longjmp")) crash_longjmp();
