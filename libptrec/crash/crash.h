@@ -182,7 +182,7 @@ unsigned ptrec_chain_mask(int how, unsigned bits);
 unsigned ptrec_chain_thread_mask(void);
 
 /* Called at a crash signal with its context: when the thread's mask (uc_sigmask, as it was
- * interrupted) is no longer the one the kernel held after the thread's last change through
+ * interrupted) lacks a signal the kernel's held after the thread's last change through
  * libptrec, outside any application handler, the thread changed it with the raw system call
  * (Go's runtime sets each new thread's mask so, after cgo's pthread_sigmask blocked every
  * signal around pthread_create): the fault signals the kernel's mask does not hold are then

@@ -233,7 +233,9 @@ unsigned ptrec_chain_mask(int how, unsigned bits)
 
 void ptrec_chain_mask_check(const ucontext_t *uc)
 {
-	if (vdepth == 0 && kmask_set && mask_word(&uc->uc_sigmask) != kmask) {
+	/* Only a signal taken out (a raw SIG_SETMASK or SIG_UNBLOCK): the handler of another
+	 * signal runs with more blocked, and a fault there must still find the thread's block. */
+	if (vdepth == 0 && kmask_set && (kmask & ~mask_word(&uc->uc_sigmask))) {
 		vblocked &= ~FORCED_BITS;
 		kmask_set = 0;
 	}

@@ -74,6 +74,8 @@
  *   in_sigalrm      a SIGALRM handler whose sa_mask holds every signal faults; first the mask
  *                   must read back whole (else exit 95)
  *   sigalrm_before_init  the same, the SIGALRM handler installed before ptrec_init
+ *   blocked_in_sigalrm  in_sigalrm, with main blocking SIGSEGV (pthread_sigmask) and a SIGSEGV
+ *                   handler that exits 94: the fault in the SIGALRM handler must kill
  *   blocked_before_init  main blocks every signal before ptrec_init (a server that takes its
  *                   signals with sigwait), then faults; first its mask must read back with
  *                   SIGSEGV blocked (else exit 95)
@@ -861,6 +863,30 @@ __attribute__((noinline)) static void crash_in_sigalrm(void)
 	raise(SIGALRM);
 }
 
+static void segv_ran(int sig)
+{
+	(void)sig;
+	say("chainer: the SIGSEGV handler ran\n");
+	_exit(94);
+}
+
+/* main blocks SIGSEGV (pthread_sigmask) and has a SIGSEGV handler; the SIGALRM handler faults:
+ * the block holds there, as in the kernel (a dying crash), the handler must not run. */
+__attribute__((noinline)) static void crash_blocked_in_sigalrm(void)
+{
+	sigset_t segv;
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = segv_ran;
+	sigaction(SIGSEGV, &act, NULL);
+	sigemptyset(&segv);
+	sigaddset(&segv, SIGSEGV);
+	pthread_sigmask(SIG_BLOCK, &segv, NULL);
+	install_alarm();
+	crash_in_sigalrm();
+}
+
 /* ---- a worker started with every signal blocked ------------------------------------------ */
 
 __attribute__((noinline)) static void crash_in_blocked_worker(void)
@@ -1163,6 +1189,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "blocked_worker")) crash_blocked_worker();
 	else if (!strcmp(c, "abort_ignored")) crash_abort_ignored();
 	else if (!strcmp(c, "in_sigalrm")) { install_alarm(); crash_in_sigalrm(); }
+	else if (!strcmp(c, "blocked_in_sigalrm")) crash_blocked_in_sigalrm();
 	else if (!strcmp(c, "sigalrm_before_init")) crash_in_sigalrm();
 	else if (!strcmp(c, "blocked_before_init")) crash_blocked_main();
 	else if (!strcmp(c, "small_altstack")) { own_altstack(8192); crash_write_wild(); }
