@@ -128,6 +128,10 @@ gdb_stack() {
 	[ -n "${GDB:-}" ] || return 0
 	"$GDB" -p "$1" -batch -nx -ex bt </dev/null 2>/dev/null |
 		sed -n 's/^#\([1-9][0-9]*\) *0x0*\([0-9a-f]*\) in .*/\2/p' >"$work/gdb.txt"
+	# gdb's attach interrupted the thread's wait (epoll_wait returns EINTR) and it may still be
+	# stopped for a moment after the detach: a process-directed signal sent now can go to
+	# another thread, or find this one between two waits.  Let it go back to its wait.
+	sleep 0.5
 }
 
 # same_as_gdb: the report's unwound stack of the crashed thread holds, from frame 1 on, the
