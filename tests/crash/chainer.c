@@ -29,6 +29,9 @@
  *   before_init     the handler is installed before ptrec_init
  *   guard_page      a guard-page handler maps the page and resumes, 1000 times; then a real
  *                   crash, which the handler does not own: it resets to SIG_DFL and returns
+ *   guard_threads   8 threads each take 2000 guard faults on a page of their own at the same
+ *                   time (a runtime's threads: Go's recovered nil dereferences), the handler
+ *                   maps the page, the thread takes it away again; then main's real crash
  *   guard_join      guard_page's handler, which first cancels and joins a worker thread,
  *                   1100 times with a fresh worker each time (more than libptrec's 1024
  *                   thread slots); then ptrec_status must count one attached thread and
@@ -467,6 +470,63 @@ static void guard_handler(int sig, siginfo_t *info, void *uc)
 __attribute__((noinline)) static void touch_guard(int i)
 {
 	guard[i % 64] = (char)i;
+}
+
+#define GUARD_THREADS 8
+#define GUARD_ROUNDS 2000
+static char *guard_pages[GUARD_THREADS];
+static _Atomic int guard_thread_faults;
+
+static void guard_threads_handler(int sig, siginfo_t *info, void *uc)
+{
+	char *a = info->si_addr;
+	(void)uc;
+	for (int k = 0; k < GUARD_THREADS; k++)
+		if (a >= guard_pages[k] && a < guard_pages[k] + page_size) {
+			guard_thread_faults++;
+			mprotect(guard_pages[k], (size_t)page_size, PROT_READ | PROT_WRITE);
+			return;
+		}
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+}
+
+static void *guard_thread(void *p)
+{
+	char *g = p;
+	for (int i = 0; i < GUARD_ROUNDS; i++) {
+		((volatile char *)g)[i % 64] = (char)i;
+		mprotect(g, (size_t)page_size, PROT_NONE);
+	}
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_after_guards(void);
+
+__attribute__((noinline)) static void crash_guard_threads(void)
+{
+	pthread_t t[GUARD_THREADS];
+	char line[80];
+
+	page_size = sysconf(_SC_PAGESIZE);
+	for (int k = 0; k < GUARD_THREADS; k++) {
+		guard_pages[k] = mmap(NULL, (size_t)page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		                      -1, 0);
+		if (guard_pages[k] == MAP_FAILED)
+			exit(99);
+	}
+	install(SIGSEGV, guard_threads_handler, SA_SIGINFO);
+	for (int k = 0; k < GUARD_THREADS; k++)
+		if (pthread_create(&t[k], NULL, guard_thread, guard_pages[k]) != 0)
+			exit(99);
+	for (int k = 0; k < GUARD_THREADS; k++)
+		pthread_join(t[k], NULL);
+	snprintf(line, sizeof(line), "chainer: %d guard faults handled in %d threads\n",
+	         (int)guard_thread_faults, GUARD_THREADS);
+	say(line);
+	crash_after_guards();
 }
 
 __attribute__((noinline)) static void crash_after_guards(void)
@@ -1177,6 +1237,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "thread")) crash_from_thread();
 	else if (!strcmp(c, "before_init")) crash_write_wild();
 	else if (!strcmp(c, "guard_page")) crash_guard_page();
+	else if (!strcmp(c, "guard_threads")) crash_guard_threads();
 	else if (!strcmp(c, "guard_join")) crash_guard_join();
 	else if (!strcmp(c, "runtime_thread")) crash_runtime_thread();
 	else if (!strcmp(c, "in_handler")) crash_with(faulty_handler);
