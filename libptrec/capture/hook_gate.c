@@ -47,6 +47,11 @@ static void gate_give(int taken)
 		atomic_store(&gate_owner, 0);
 }
 
+void ptrec_hooks_after_fork(void)
+{
+	atomic_store(&gate_owner, 0);
+}
+
 int ptrec_hooks_stop(void)
 {
 	int r = 0, taken;

@@ -26,4 +26,8 @@ int ptrec_hooks_stop(void);
 /* Makes the gate writable again and lets the hooks record.  ASYNC-SIGNAL-SAFE. */
 void ptrec_hooks_resume(void);
 
+/* In a fork child: no other thread is changing the gate (one of the parent's may have been at
+ * the fork).  ASYNC-SIGNAL-SAFE. */
+void ptrec_hooks_after_fork(void);
+
 #endif

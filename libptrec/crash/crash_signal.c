@@ -288,6 +288,7 @@ void ptrec_crash_reset_after_fork(void)
 	crash_pid = (pid_t)syscall(SYS_getpid);
 	atomic_store(&episode.tid, 0);
 	episode.depth = episode.refault = 0;
+	ptrec_hooks_after_fork();
 	ptrec_hooks_resume();
 	atomic_store(&ptrec_crash_owner, 0);
 	atomic_store(&ptrec_crash_done, 0);
