@@ -112,6 +112,13 @@ one_dump() {
 		sed -n 's/^  #[0-9]* *0x[0-9a-f]* \([A-Za-z_][^ (+]*\)\((.*)\)\{0,1\}+0x.*/\1/p' | tr '\n' ' ')
 }
 
+# nothing_for WHAT: the run left no ptrec line in $work/err and no file in $work/dumps (faults
+# the program handled itself: WHAT names them in the failure).
+nothing_for() {
+	! grep -q '^ptrec: ' "$work/err" || fail "a ptrec line for $1"
+	[ -z "$(ls "$work/dumps")" ] || fail "a dump for $1"
+}
+
 # sent_by_us: the report names this script (which ran kill) as the signal's sender, and gives
 # no fault address: the signal was not a fault.
 sent_by_us() {

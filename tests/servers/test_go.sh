@@ -81,8 +81,7 @@ status=$?
 echo "--- recovered faults (status $status), stdout:"; cat "$work/out"; echo "--- stderr:"; cat "$work/err"
 [ "$status" -eq 3 ] || fail "exit status $status, expected the program's own 3"
 grep -q '^recovered 800$' "$work/out" || fail "the nil dereferences were not all recovered"
-! grep -q '^ptrec: ' "$work/err" || fail "a ptrec line for faults Go recovered"
-[ -z "$(ls "$work/dumps")" ] || fail "a dump for faults Go recovered"
+nothing_for "faults Go recovered"
 
 # (2) a real crash, in C
 (cd "$work" && GOTRACEBACK=crash exec "$PTREC_TOOL" run --dir "$work/dumps" --report-timeout 30000 \

@@ -25,8 +25,7 @@ status=$?
 echo "--- ImplicitNullChecks (status $status)"; cat "$work/out" "$work/err"
 [ "$status" -eq 0 ] || fail "ImplicitNullChecks ended with status $status"
 [ "$(cat "$work/out")" = "caught 200 sum 19980000000" ] || fail "ImplicitNullChecks computed something else"
-! grep -q '^ptrec: ' "$work/err" || fail "a ptrec line for faults HotSpot handled"
-[ -z "$(ls "$work/dumps")" ] || fail "a dump for faults HotSpot handled"
+nothing_for "faults HotSpot handled"
 if command -v strace >/dev/null 2>&1; then
 	strace -f -qq -e trace=none -e signal=SIGSEGV -o "$work/strace" \
 		"$JAVA_BIN" -Xmx64m -Xcomp -XX:-TieredCompilation -cp "$work" ImplicitNullChecks >/dev/null 2>&1
