@@ -66,6 +66,19 @@ static void reverse(struct ptrec_branch *v, size_t lo, size_t hi)
 	}
 }
 
+size_t ptrec_ring_records(size_t size, uint64_t head, size_t rs, struct ptrec_bts_stats *st)
+{
+	size_t lead = 0;
+	if (head > size)
+		lead = (size_t)((rs - (head - size) % rs) % rs);
+	if (lead > size)
+		lead = size;
+	st->lead_bytes = lead;
+	st->records = (size - lead) / rs;
+	st->tail_bytes = (size - lead) % rs;
+	return lead;
+}
+
 size_t ptrec_bts_decode(const uint8_t *data, size_t size, uint64_t head, ptrec_code_reader read,
                         void *ctx, struct ptrec_branch *out, size_t max,
                         struct ptrec_bts_stats *st)
@@ -77,13 +90,7 @@ size_t ptrec_bts_decode(const uint8_t *data, size_t size, uint64_t head, ptrec_c
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	if (head > size)
-		lead = (size_t)((rs - (head - size) % rs) % rs);
-	if (lead > size)
-		lead = size;
-	st->lead_bytes = lead;
-	st->records = (size - lead) / rs;
-	st->tail_bytes = (size - lead) % rs;
+	lead = ptrec_ring_records(size, head, rs, st);
 	for (uint64_t i = 0; i < st->records; i++) {
 		struct ptrec_bts_record r;
 		struct ptrec_branch b;

@@ -24,6 +24,11 @@ struct ptrec_bts_stats {
 	uint64_t tail_bytes;    /* bytes of a partial record ignored at the end */
 };
 
+/* The layout of size ring bytes of rs-byte records, of a ring whose writer wrote head bytes in
+ * total: fills st's records, lead_bytes (a partial record at the start when the ring wrapped,
+ * skipped) and tail_bytes (a partial record at the end) and returns lead_bytes. */
+size_t ptrec_ring_records(size_t size, uint64_t head, size_t rs, struct ptrec_bts_stats *st);
+
 /* Decodes size ring bytes at data, of a ring whose writer wrote head bytes in total (aligns
  * the first record when the ring wrapped).  Hardware records are classified by decoding the
  * branch instruction at `from` through read (may be NULL).  Writes at most max events to out,

@@ -134,13 +134,7 @@ size_t ptrec_soft_decode(const uint8_t *data, size_t size, uint64_t head,
 	s.st = st;
 	unsigned timed = (info->format & PTREC_SOFT_FMT_TIMED) ? HAS_X : 0;
 	unsigned shift = PTREC_SOFT_FMT_SHIFT(info->format);
-	if (head > size)
-		lead = (size_t)((rs - (head - size) % rs) % rs);
-	if (lead > size)
-		lead = size;
-	st->lead_bytes = lead;
-	st->records = (size - lead) / rs;
-	st->tail_bytes = (size - lead) % rs;
+	lead = ptrec_ring_records(size, head, rs, st);
 	for (uint64_t i = 0; i < st->records; i++) {
 		struct ptrec_soft_record r;
 
