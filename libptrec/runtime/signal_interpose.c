@@ -2,7 +2,8 @@
  * the process, so libptrec stays the first handler of the crash signals and sees the process
  * die (doc/recorder.md, "Crash signals and the application's handlers").
  *
- * - sigaction, signal, bsd_signal, sysv_signal, sigset: for a crash signal while libptrec's
+ * - sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, ssignal, sigset, sigignore,
+ *   siginterrupt: for a crash signal while libptrec's
  *   handlers are installed, the application's action goes to the chain (crash/crash_chain.c)
  *   and the kernel keeps libptrec's handler; reading an action back returns exactly what the
  *   application set, as the kernel would have kept it.  For the other signals the fault
@@ -10,7 +11,7 @@
  *   the handler would otherwise kill with SIG_DFL, past libptrec) and read back as set; handlers
  *   installed before ptrec_init are adopted the same way (ptrec_interpose_adopt), and get their
  *   whole mask back at ptrec_shutdown.
- * - sigprocmask, pthread_sigmask: while libptrec's handlers are installed, the fault signals
+ * - sigprocmask, pthread_sigmask, sighold, sigrelse: while libptrec's handlers are installed, the fault signals
  *   (every crash signal but SIGABRT) a thread blocks are blocked virtually (crash/crash_chain.c),
  *   not in the kernel, which would kill at a fault it finds blocked with SIG_DFL, past libptrec
  *   (worker threads started with every signal blocked); the old mask read back holds them.
@@ -52,15 +53,25 @@
 typedef void (*exit_fn)(int) __attribute__((noreturn));
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
-static signal_fn real_signal, real_bsd_signal, real_sysv_signal, real_sigset;
+static signal_fn real_signal, real_bsd_signal, real_sysv_signal, real___sysv_signal, real_ssignal,
+	real_sigset;
+static int (*real_sigignore)(int);
+static int (*real_siginterrupt)(int, int);
 static exit_fn real_exit, real__exit, real__Exit;
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 typedef void (*longjmp_fn)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
 static longjmp_fn real_siglongjmp, real_longjmp, real__longjmp, real_longjmp_chk;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 
-/* Declared by <signal.h> only for some feature macros. */
+/* Declared by <signal.h> only for some feature macros (__sysv_signal: what signal() names under
+ * strict ISO C, -std=c99 or -std=c11 without _DEFAULT_SOURCE). */
 sighandler_t bsd_signal(int sig, sighandler_t h);
+sighandler_t __sysv_signal(int sig, sighandler_t h);
+sighandler_t ssignal(int sig, sighandler_t h);
+int sigignore(int sig);
+int siginterrupt(int sig, int flag);
+int sighold(int sig);
+int sigrelse(int sig);
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *) __attribute__((weak));
 
@@ -78,6 +89,10 @@ __attribute__((constructor)) void ptrec_interpose_resolve(void)
 	real_signal = (signal_fn)next("signal");
 	real_bsd_signal = (signal_fn)next("bsd_signal");
 	real_sysv_signal = (signal_fn)next("sysv_signal");
+	real___sysv_signal = (signal_fn)next("__sysv_signal");
+	real_ssignal = (signal_fn)next("ssignal");
+	real_sigignore = (int (*)(int))next("sigignore");
+	real_siginterrupt = (int (*)(int, int))next("siginterrupt");
 	real_sigset = (signal_fn)next("sigset");
 	real_sigprocmask = (sigmask_fn)next("sigprocmask");
 	real_pthread_sigmask = (sigmask_fn)next("pthread_sigmask");
@@ -212,30 +227,78 @@ static sighandler_t set_handler(int i, int sig, sighandler_t h, int flags, int b
 	return old.sa_handler;
 }
 
-/* glibc's signal() has BSD semantics: the signal blocked in its handler, SA_RESTART. */
-PTREC_API WEAK sighandler_t signal(int sig, sighandler_t h)
+/* The signal(3)-like setters: a crash signal's handler goes to the chain with those flags (and
+ * the signal in its mask when block_self); any other signal to libc's *real (looked up here when
+ * a constructor runs before libptrec's). */
+static sighandler_t set_or_pass(signal_fn *real, int sig, sighandler_t h, int flags,
+                                int block_self)
 {
 	int i = ptrec_chain_managed(sig);
 	if (i >= 0)
-		return set_handler(i, sig, h, SA_RESTART, 1);
-	return real_signal ? real_signal(sig, h) : SIG_ERR;
+		return set_handler(i, sig, h, flags, block_self);
+	if (!*real)
+		ptrec_interpose_resolve();
+	return *real ? (*real)(sig, h) : SIG_ERR;
+}
+
+/* glibc's signal() has BSD semantics: the signal blocked in its handler, SA_RESTART; bsd_signal
+ * and ssignal are signal under other names. */
+PTREC_API WEAK sighandler_t signal(int sig, sighandler_t h)
+{
+	return set_or_pass(&real_signal, sig, h, SA_RESTART, 1);
 }
 
 PTREC_API WEAK sighandler_t bsd_signal(int sig, sighandler_t h)
 {
-	int i = ptrec_chain_managed(sig);
-	if (i >= 0)
-		return set_handler(i, sig, h, SA_RESTART, 1);
-	return real_bsd_signal ? real_bsd_signal(sig, h) : SIG_ERR;
+	return set_or_pass(&real_bsd_signal, sig, h, SA_RESTART, 1);
 }
 
-/* System V semantics: reset to SIG_DFL on delivery, not blocked in the handler. */
+PTREC_API WEAK sighandler_t ssignal(int sig, sighandler_t h)
+{
+	return set_or_pass(&real_ssignal, sig, h, SA_RESTART, 1);
+}
+
+/* System V semantics: reset to SIG_DFL on delivery, not blocked in the handler.  __sysv_signal
+ * is what signal() names under strict ISO C: zstd, built with -std=c99, set its SIGSEGV handler
+ * through it past libptrec (no dump). */
 PTREC_API WEAK sighandler_t sysv_signal(int sig, sighandler_t h)
 {
+	return set_or_pass(&real_sysv_signal, sig, h, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+PTREC_API WEAK sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+	return set_or_pass(&real___sysv_signal, sig, h, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+/* sigignore(3): SIG_IGN, no flags, an empty mask. */
+PTREC_API WEAK int sigignore(int sig)
+{
 	int i = ptrec_chain_managed(sig);
-	if (i >= 0)
-		return set_handler(i, sig, h, SA_RESETHAND | SA_NODEFER, 0);
-	return real_sysv_signal ? real_sysv_signal(sig, h) : SIG_ERR;
+	if (i < 0)
+		return real_sigignore ? real_sigignore(sig) : (errno = ENOSYS, -1);
+	struct sigaction a;
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = SIG_IGN;
+	sigemptyset(&a.sa_mask);
+	ptrec_chain_set(i, &a, 0);
+	return 0;
+}
+
+/* siginterrupt(3): SA_RESTART off (flag) or on in the signal's action. */
+PTREC_API WEAK int siginterrupt(int sig, int flag)
+{
+	int i = ptrec_chain_managed(sig);
+	if (i < 0)
+		return real_siginterrupt ? real_siginterrupt(sig, flag) : (errno = ENOSYS, -1);
+	struct sigaction a;
+	ptrec_chain_get(i, &a);
+	if (flag)
+		a.sa_flags &= ~SA_RESTART;
+	else
+		a.sa_flags |= SA_RESTART;
+	ptrec_chain_set(i, &a, 0);
+	return 0;
 }
 
 /* sigset(3): SIG_HOLD blocks the signal; any other disposition is set and unblocks it.
@@ -314,6 +377,27 @@ PTREC_API WEAK int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	if (!real_pthread_sigmask)
 		ptrec_interpose_resolve();
 	return change_mask(real_pthread_sigmask, 0, how, set, old);
+}
+
+/* sighold(3) and sigrelse(3): one signal blocked or unblocked, through sigprocmask above (glibc's
+ * call libc's own, past libptrec). */
+static int hold(int how, int sig)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	if (sigaddset(&set, sig) < 0)
+		return -1;
+	return sigprocmask(how, &set, NULL);
+}
+
+PTREC_API WEAK int sighold(int sig)
+{
+	return hold(SIG_BLOCK, sig);
+}
+
+PTREC_API WEAK int sigrelse(int sig)
+{
+	return hold(SIG_UNBLOCK, sig);
 }
 
 /* ---- the alternate signal stack ------------------------------------------------------------ */

@@ -29,14 +29,16 @@ for s in $exported; do
 	pthread_create|__wrap_pthread_create) ;;
 	# signal_interpose.c keeps libptrec the first handler of the crash signals and sees the
 	# process exit from inside an application's crash handler.
-	sigaction|signal|bsd_signal|sysv_signal|sigset|sigprocmask|pthread_sigmask|siglongjmp|longjmp|_longjmp|__longjmp_chk|sigaltstack|exit|_exit|_Exit) ;;
+	sigaction|signal|bsd_signal|sysv_signal|__sysv_signal|ssignal|sigset|sigignore|siginterrupt|sighold|sigrelse|sigprocmask|pthread_sigmask|siglongjmp|longjmp|_longjmp|__longjmp_chk|sigaltstack|exit|_exit|_Exit) ;;
 	# chroot_interpose.c keeps what a crash needs outside a new root.
 	chroot) ;;
 	*) echo "FAIL: unexpected export $s"; status=1 ;;
 	esac
 done
-interposed="pthread_create sigaction signal bsd_signal sysv_signal sigset sigprocmask
-pthread_sigmask siglongjmp longjmp _longjmp __longjmp_chk sigaltstack chroot exit _exit _Exit"
+# Every libc function libptrec/runtime/ defines (PTREC_API and not ptrec_*).
+interposed=$(sed -n 's/^PTREC_API .*[ *]\([A-Za-z_][A-Za-z_0-9]*\)(.*/\1/p' \
+	"$top_srcdir"/libptrec/runtime/*.c | grep -v '^ptrec_' | sort -u)
+[ -n "$interposed" ] || { echo "FAIL: found no interposed function in libptrec/runtime"; exit 1; }
 for f in $interposed; do
 	echo "$exported" | grep -qx "$f" || { echo "FAIL: the interposed $f is not exported"; status=1; }
 done
