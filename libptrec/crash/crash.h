@@ -25,6 +25,9 @@
 #define PTREC_MAPS_MAX (1u << 20)          /* /proc/self/maps bytes kept in a dump */
 #define PTREC_STACK_DUMP (64u << 10)       /* stack bytes kept from SP upwards */
 #define PTREC_CODE_DUMP_MAX (16u << 20)    /* total bytes of JIT code kept in a dump */
+#define PTREC_TASK_STACK_DUMP (32u << 10)  /* stack bytes kept from SP upwards of each other
+                                              thread blocked in the kernel (TASK records) */
+#define PTREC_TASK_STACKS_MAX (4u << 20)   /* total of those in a dump */
 
 /* What the island knows of the recorder.  The runtime fills it under its lock before the
  * handlers are installed and does not change it while they are (except the counters it points
@@ -274,6 +277,19 @@ size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len);
  * thread has ended with pthread_exit, /proc/self names the zombie leader, whose exe, maps and
  * memory are gone), NUL-terminated in buf ("" when unknown).  ASYNC-SIGNAL-SAFE. */
 void ptrec_self_exe(char *buf, size_t len);
+
+/* ---- task_syscall.c --------------------------------------------------------------------- */
+
+/* Reads /proc/self/task/TID/syscall of a thread of this process into *t (zeroed first, tid
+ * set): its state, and for a thread blocked in the kernel the system call, SP and PC.  A file
+ * that cannot be opened or read, or says something else, gives PTREC_TASK_UNREADABLE with
+ * t->err (EBADMSG: not understood).  The descriptor is closed again.  ASYNC-SIGNAL-SAFE. */
+void ptrec_task_read(pid_t tid, struct ptrec_dump_task *t);
+
+/* Parses the file's text (len bytes, not NUL-terminated) into t's state, nr, args, sp and pc.
+ * Returns 0, or -1 (t->state PTREC_TASK_UNREADABLE) when it is not one of the three forms.
+ * Pure; ASYNC-SIGNAL-SAFE. */
+int ptrec_task_parse(const char *text, size_t len, struct ptrec_dump_task *t);
 
 /* ---- dump_path.c ------------------------------------------------------------------------ */
 

@@ -9,7 +9,8 @@
  *
  * Record order: PROCESS, REGS (when a ucontext is known), STATUS, WATCH, THREAD for every listed
  * thread (the event thread first), MAPS, BUILDID per mapped ELF file, MEMORY (JIT code, vDSO,
- * stack near SP), END. */
+ * stack near SP), then for each other thread of a crash or assertion its stack (MEMORY) when
+ * the kernel shows it blocked, and its TASK record, END. */
 #include "config.h"
 
 #include <elf.h>
@@ -48,6 +49,8 @@ struct dump_ctx {
 };
 
 static struct dump_ctx ctx_store[2];
+
+_Static_assert(PTREC_TASK_STACK_DUMP <= BOUNCE_SIZE, "a thread's stack is copied in one piece");
 
 size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len)
 {
@@ -558,6 +561,67 @@ static void write_code_and_stack(struct dump_ctx *c, const struct ptrec_dump_req
 	}
 }
 
+/* ---- TASK: the other threads as the kernel shows them ----------------------------------- */
+
+/* The end of the mapping that holds sp, or sp + PTREC_TASK_STACK_DUMP when the maps text does
+ * not list it (left out for room): the copy then stops at the first unreadable page. */
+static uint64_t stack_end(const struct dump_ctx *c, uint64_t sp)
+{
+	struct map_line m;
+	size_t pos = 0;
+	while (next_map(c, &pos, &m))
+		if (sp >= m.start && sp < m.end)
+			return m.end;
+	return sp + PTREC_TASK_STACK_DUMP;
+}
+
+/* For every listed thread but the event thread and those that ended: reads its syscall file,
+ * copies up to PTREC_TASK_STACK_DUMP bytes of its stack from SP (while the dump's budget of
+ * PTREC_TASK_STACKS_MAX lasts), reads the file again to see whether the thread ran meanwhile,
+ * and writes the stack (MEMORY) and the TASK record.  The other threads keep running while the
+ * dump is written: one blocked in a system call stays put, and its stack with it. */
+static void write_tasks(struct dump_ctx *c, const struct ptrec_dump_request *req)
+{
+	uint64_t budget = PTREC_TASK_STACKS_MAX;
+	struct ptrec_dump_task t, again;
+
+	if (req->source != PTREC_DUMP_LIVE)
+		return;
+	for (unsigned i = 0; i < req->nthreads; i++) {
+		const struct ptrec_thread *th = req->threads[i];
+		size_t got = 0;
+		if (th->tid == req->tid || atomic_load(&th->state) == PTREC_SLOT_EXITED)
+			continue;
+		ptrec_task_read(th->tid, &t);
+		if ((t.state == PTREC_TASK_SYSCALL || t.state == PTREC_TASK_BLOCKED) && t.sp) {
+			uint64_t want = stack_end(c, t.sp) - t.sp;
+			if (want > PTREC_TASK_STACK_DUMP)
+				want = PTREC_TASK_STACK_DUMP;
+			if (want > budget) {
+				want = budget;
+				t.flags |= PTREC_TASK_BUDGET;
+			}
+			got = want ? ptrec_safe_copy(c->bounce, t.sp, (size_t)want) : 0;
+			budget -= got;
+			ptrec_task_read(th->tid, &again);
+			if (again.state != t.state || again.sp != t.sp || again.pc != t.pc ||
+			    again.nr != t.nr)
+				t.flags |= PTREC_TASK_MOVED;
+		}
+		if (got) {
+			struct ptrec_dump_memory h = {t.sp, PTREC_MEM_STACK, t.tid, got};
+			rec_begin(c, PTREC_REC_MEMORY, sizeof(h) + got);
+			out(c, &h, sizeof(h));
+			out(c, c->bounce, got);
+			out_pad(c, sizeof(h) + got);
+		}
+		t.stack_size = got;
+		rec_begin(c, PTREC_REC_TASK, sizeof(t));
+		out(c, &t, sizeof(t));
+		out_pad(c, sizeof(t));
+	}
+}
+
 void ptrec_dump_prepare(int slot, const void *ucontext)
 {
 	struct dump_ctx *c = &ctx_store[slot ? 1 : 0];
@@ -608,6 +672,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	out_pad(c, c->maps_len);
 	write_buildids(c);
 	write_code_and_stack(c, req);
+	write_tasks(c, req);
 	rec_begin(c, PTREC_REC_END, 0);
 	if (c->failed)
 		errno = c->err;

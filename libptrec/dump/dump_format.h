@@ -41,6 +41,8 @@ enum ptrec_dump_record_type {
 	                          each refused backend was refused ("refused NAME: reason") */
 	PTREC_REC_WATCH = 8,   /* struct ptrec_dump_watch: the span of a latency watch (event
 	                          PTREC_EVENT_WATCH); at most one */
+	PTREC_REC_TASK = 9,    /* struct ptrec_dump_task: another thread as the kernel showed it
+	                          (/proc/self/task/TID/syscall); at most one per thread */
 	PTREC_REC_END = 0xffff /* no payload; a dump without it was cut short */
 };
 
@@ -162,7 +164,8 @@ struct ptrec_dump_watch {
 enum ptrec_dump_memory_kind {
 	PTREC_MEM_CODE = 1,  /* anonymous executable mapping (JIT) */
 	PTREC_MEM_VDSO = 2,  /* the vDSO image */
-	PTREC_MEM_STACK = 3, /* stack bytes from SP upwards of the crashing thread */
+	PTREC_MEM_STACK = 3, /* stack bytes from SP upwards of the crashing thread, or of a
+	                        thread blocked in the kernel (its TASK record) */
 };
 
 struct ptrec_dump_memory {
@@ -170,6 +173,36 @@ struct ptrec_dump_memory {
 	uint32_t kind;     /* enum ptrec_dump_memory_kind */
 	uint32_t tid;      /* owning thread for STACK, else 0 */
 	uint64_t size;     /* bytes that follow */
+};
+
+/* What /proc/self/task/TID/syscall said of a thread other than the event thread (crash and
+ * assertion dumps).  A thread blocked in the kernel gives its user SP and PC (the PC is after
+ * the `syscall` instruction); every other register stays unknown without ptrace.  Records
+ * shorter than this struct (a future writer may add fields at the end) are read with the
+ * missing fields 0; extra bytes are ignored. */
+enum ptrec_dump_task_state {
+	PTREC_TASK_SYSCALL = 1,    /* blocked in system call nr with args */
+	PTREC_TASK_BLOCKED = 2,    /* blocked in the kernel outside a system call ("-1 SP PC") */
+	PTREC_TASK_RUNNING = 3,    /* on a CPU ("running"): no registers */
+	PTREC_TASK_UNREADABLE = 4, /* the file could not be opened, read or parsed: err */
+};
+
+#define PTREC_TASK_BUDGET 0x1u /* the stack was left out or cut: the dump's budget for the
+                                  stacks of other threads (PTREC_TASK_STACKS_MAX) was used */
+#define PTREC_TASK_MOVED  0x2u /* the file read again after the stack was copied said
+                                  something else: the thread ran meanwhile, its stack bytes
+                                  may not match sp and pc */
+
+struct ptrec_dump_task {
+	uint32_t tid;          /* the thread (its THREAD record's tid) */
+	uint32_t state;        /* enum ptrec_dump_task_state */
+	int64_t nr;            /* system call number (x86-64), -1 outside one */
+	uint64_t args[6];      /* its arguments (PTREC_TASK_SYSCALL) */
+	uint64_t sp;           /* user stack pointer (SYSCALL, BLOCKED) */
+	uint64_t pc;           /* user pc: after the syscall instruction (SYSCALL, BLOCKED) */
+	uint64_t stack_size;   /* bytes of its MEMORY STACK record at sp (0: none) */
+	uint32_t flags;        /* PTREC_TASK_* */
+	int32_t err;           /* errno of the failure (UNREADABLE), else 0 */
 };
 
 struct ptrec_dump_buildid {

@@ -24,6 +24,7 @@ const char *ptrec_dump_record_name(uint32_t type)
 	case PTREC_REC_MAPS: return "MAPS";
 	case PTREC_REC_STATUS: return "STATUS";
 	case PTREC_REC_WATCH: return "WATCH";
+	case PTREC_REC_TASK: return "TASK";
 	case PTREC_REC_BUILDID: return "BUILDID";
 	case PTREC_REC_MEMORY: return "MEMORY";
 	case PTREC_REC_END: return "END";
@@ -366,6 +367,37 @@ static int read_memory(struct ptrec_dump *d, const uint8_t *payload, uint64_t si
 	return 0;
 }
 
+/* A TASK record: records shorter than the struct (down to tid, state and nr) are read with the
+ * missing fields 0, longer ones with their extra bytes ignored. */
+static int read_task(struct ptrec_dump *d, const uint8_t *payload, uint64_t size, uint64_t off,
+                     struct ptrec_dump_error *err)
+{
+	struct ptrec_dump_task t, *slot;
+	uint64_t po = off + sizeof(struct ptrec_dump_record);
+
+	if (size < offsetof(struct ptrec_dump_task, args))
+		return fail(err, -PTREC_EFORMAT, off + 8, "TASK record has %" PRIu64 " payload "
+		            "bytes, less than its first %zu", size,
+		            offsetof(struct ptrec_dump_task, args));
+	memset(&t, 0, sizeof(t));
+	memcpy(&t, payload, size < sizeof(t) ? (size_t)size : sizeof(t));
+	if (t.state < PTREC_TASK_SYSCALL || t.state > PTREC_TASK_UNREADABLE) {
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": TASK %" PRIu32 " state %" PRIu32
+		           " unknown; ignored", po, t.tid, t.state);
+		return 0;
+	}
+	if (ptrec_dump_find_task(d, t.tid)) {
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": second TASK record of thread %"
+		           PRIu32 " ignored", off, t.tid);
+		return 0;
+	}
+	slot = push(&d->tasks, &d->ntasks, sizeof(*slot));
+	if (!slot)
+		return fail(err, -PTREC_ENOMEM, off, "out of memory for TASK records");
+	*slot = t;
+	return 0;
+}
+
 static int read_buildid(struct ptrec_dump *d, const uint8_t *payload, uint64_t size,
                         uint64_t off, struct ptrec_dump_error *err)
 {
@@ -583,6 +615,9 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 		case PTREC_REC_MEMORY:
 			rc = read_memory(d, payload, r.size, off, err);
 			break;
+		case PTREC_REC_TASK:
+			rc = read_task(d, payload, r.size, off, err);
+			break;
 		case PTREC_REC_END:
 			if (r.size) {
 				rc = fail(err, -PTREC_EFORMAT, off + 8, "END record has %" PRIu64
@@ -645,6 +680,7 @@ void ptrec_dump_free(struct ptrec_dump *d)
 	free(d->threads);
 	free(d->memory);
 	free(d->buildids);
+	free(d->tasks);
 	free(d->maps);
 	free(d->maps_text);
 	free(d->status_text);
@@ -658,6 +694,14 @@ const struct ptrec_dump_thread_rec *ptrec_dump_find_thread(const struct ptrec_du
 	for (size_t i = 0; i < d->nthreads; i++)
 		if (d->threads[i].hdr.tid == tid)
 			return &d->threads[i];
+	return NULL;
+}
+
+const struct ptrec_dump_task *ptrec_dump_find_task(const struct ptrec_dump *d, uint32_t tid)
+{
+	for (size_t i = 0; i < d->ntasks; i++)
+		if (d->tasks[i].tid == tid)
+			return &d->tasks[i];
 	return NULL;
 }
 

@@ -55,6 +55,9 @@ struct ptrec_dump {
 	size_t nmemory;
 	struct ptrec_dump_buildid_rec *buildids; /* BUILDID records */
 	size_t nbuildids;
+	struct ptrec_dump_task *tasks;     /* TASK records in file order (other threads as the
+	                                      kernel showed them) */
+	size_t ntasks;
 	struct ptrec_dump_map *maps;       /* MAPS lines in file order (sorted by the kernel) */
 	size_t nmaps;
 	char *maps_text;                   /* NUL-terminated copy of the MAPS text (paths point
@@ -101,6 +104,9 @@ void ptrec_dump_free(struct ptrec_dump *d);
 /* Returns the THREAD record with tid, or NULL. */
 const struct ptrec_dump_thread_rec *ptrec_dump_find_thread(const struct ptrec_dump *d,
                                                            uint32_t tid);
+
+/* Returns the TASK record of tid, or NULL. */
+const struct ptrec_dump_task *ptrec_dump_find_task(const struct ptrec_dump *d, uint32_t tid);
 
 /* Copies len bytes at address addr from the dump's MEMORY records (of any kind) to out.
  * Returns the number of bytes copied from the start of the range (0 if addr is not covered;

@@ -83,6 +83,40 @@ static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
 	return 0;
 }
 
+/* A thread the kernel showed blocked (its TASK record): unwound from its sp and pc alone. */
+static int unwind_task(struct ptrec_report *r, struct ptrec_report_thread *t)
+{
+	const struct ptrec_dump_task *k = ptrec_dump_find_task(r->dump, t->rec->hdr.tid);
+	uint64_t g[PTREC_REG_COUNT] = {0};
+	unsigned missing;
+
+	t->task = k;
+	if (!k || (k->state != PTREC_TASK_SYSCALL && k->state != PTREC_TASK_BLOCKED) || !k->pc)
+		return 0;
+	t->unwound = malloc(UNWIND_MAX * sizeof(*t->unwound));
+	if (!t->unwound)
+		return -PTREC_ENOMEM;
+	g[PTREC_REG_RSP] = k->sp;
+	g[PTREC_REG_RIP] = k->pc;
+	uint32_t known = 1u << PTREC_REG_RSP | 1u << PTREC_REG_RIP;
+	t->nunwound = ptrec_unwind_regs(&r->sym, r->dump, g, known, t->unwound, UNWIND_MAX,
+	                                &t->unwind_stop, &missing);
+	if (missing != PTREC_UNWIND_NO_REG) {
+		snprintf(t->unwind_stop_buf, sizeof(t->unwind_stop_buf),
+		         "%s unknown: the thread was %s; no other registers than sp and pc are "
+		         "readable without ptrace", ptrec_unwind_reg_name(missing),
+		         k->state == PTREC_TASK_SYSCALL ? "in a system call"
+		                                        : "blocked in the kernel");
+		t->unwind_stop = t->unwind_stop_buf;
+	} else if (!k->stack_size && t->nunwound <= 1) {
+		t->unwind_stop = k->flags & PTREC_TASK_BUDGET
+		                     ? "its stack is not in the dump (the budget for the stacks of "
+		                       "other threads was used)"
+		                     : "its stack is not in the dump (unreadable at sp)";
+	}
+	return 0;
+}
+
 int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
                        const struct ptrec_report_options *opt)
 {
@@ -154,6 +188,9 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 		ptrec_warn(&r->warnings, "the dump has no REGS record: no faulting instruction and "
 		           "no unwound stack");
 	}
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!r->threads[i].crashed && (rc = unwind_task(r, &r->threads[i])))
+			return rc;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		struct ptrec_report_thread *t = &r->threads[i];
 		size_t max = 256;

@@ -56,6 +56,9 @@ struct ptrec_report_thread {
 	                               dumped stack, innermost first (owned), or NULL */
 	size_t nunwound;
 	const char *unwind_stop;    /* why the unwinding ended */
+	const struct ptrec_dump_task *task; /* what the kernel showed of the thread (TASK record:
+	                               other threads of a crash), or NULL */
+	char unwind_stop_buf[160];  /* unwind_stop when composed (the register that was unknown) */
 	int span;                   /* 1: branches is cut to a watch's span (event thread) */
 	size_t span_before;         /* events older than the begin marker left out */
 	size_t span_after;          /* events newer than the end marker left out */
@@ -141,6 +144,10 @@ enum ptrec_report_origin ptrec_report_origin(const struct ptrec_dump_process *p,
 /* What the event thread did, for its label: "crashed" (crash, assertion), "took the
  * snapshot", "watch over budget". */
 const char *ptrec_report_role(const struct ptrec_report *r);
+/* The x86-64 name of system call nr ("epoll_wait"), or NULL for one this table lacks. */
+const char *ptrec_report_syscall_name(int64_t nr);
+/* What a TASK state says, for the reports: "blocked in a system call", "running", ... */
+const char *ptrec_report_task_state(uint32_t state);
 /* 1 if a marker value is a watch's begin/end marker (PTREC_MARK_WATCH_TAG). */
 int ptrec_mark_is_watch(uint64_t value);
 /* 1 if the branch's from / to address is a return address (instrumented conventions). */

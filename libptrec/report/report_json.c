@@ -98,6 +98,35 @@ static void jspan_time(const struct ptrec_report_thread *t, FILE *out)
 		fputs("null}", out);
 }
 
+/* "task": what the kernel showed of the thread (TASK record). */
+static void jtask(const struct ptrec_dump_task *k, FILE *out)
+{
+	static const char *const states[] = {"?", "syscall", "blocked", "running", "unreadable"};
+	fprintf(out, ",\"task\":{\"state\":\"%s\"", states[k->state <= 4 ? k->state : 0]);
+	if (k->state == PTREC_TASK_SYSCALL) {
+		const char *name = ptrec_report_syscall_name(k->nr);
+		fprintf(out, ",\"syscall\":{\"nr\":%" PRId64, k->nr);
+		if (name) {
+			fputs(",\"name\":", out);
+			jstr(out, name);
+		}
+		fputs(",\"args\":[", out);
+		for (int i = 0; i < 6; i++)
+			fprintf(out, "%s\"0x%" PRIx64 "\"", i ? "," : "", k->args[i]);
+		fputs("]}", out);
+	}
+	if (k->state == PTREC_TASK_SYSCALL || k->state == PTREC_TASK_BLOCKED)
+		fprintf(out, ",\"sp\":\"0x%" PRIx64 "\",\"pc\":\"0x%" PRIx64
+		        "\",\"stack_bytes\":%" PRIu64, k->sp, k->pc, k->stack_size);
+	if (k->state == PTREC_TASK_UNREADABLE) {
+		fputs(",\"error\":", out);
+		jstr(out, strerror(k->err));
+	}
+	fprintf(out, ",\"moved\":%s,\"budget_used\":%s}",
+	        k->flags & PTREC_TASK_MOVED ? "true" : "false",
+	        k->flags & PTREC_TASK_BUDGET ? "true" : "false");
+}
+
 static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t, FILE *out)
 {
 	const struct ptrec_dump_thread *h = &t->rec->hdr;
@@ -117,6 +146,8 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 		jstr(out, ptrec_report_role(r));
 	}
 	fprintf(out, ",\"flags\":%" PRIu32, h->flags);
+	if (t->task)
+		jtask(t->task, out);
 	fprintf(out, ",\"ring\":{\"size\":%" PRIu64 ",\"head\":%" PRIu64 ",\"bytes\":%" PRIu64
 	        ",\"wrapped\":%s}", h->ring_size, h->head, h->data_size,
 	        h->flags & PTREC_THREAD_WRAPPED ? "true" : "false");

@@ -210,7 +210,8 @@ static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thre
 	char buf[1400];
 	size_t num = 0;
 
-	fprintf(out, "stack (unwound from the registers and the dumped stack, innermost first):\n");
+	fprintf(out, "stack (unwound from %s and the dumped stack, innermost first):\n",
+	        t->task ? "the sp and pc the kernel showed" : "the registers");
 	for (size_t k = 0; k < t->nunwound; k++) {
 		const struct ptrec_unwind_frame *f = &t->unwound[k];
 		const char *how = ptrec_unwind_how_name(f->how);
@@ -247,6 +248,38 @@ static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thre
 		        how);
 	}
 	fprintf(out, "  (stops: %s)\n", t->unwind_stop ? t->unwind_stop : "?");
+}
+
+/* What the kernel showed of a thread other than the event thread (its TASK record). */
+static void print_task(const struct ptrec_report *r, const struct ptrec_report_thread *t,
+                       FILE *out)
+{
+	const struct ptrec_dump_task *k = t->task;
+
+	fprintf(out, "state:    %s", ptrec_report_task_state(k->state));
+	switch (k->state) {
+	case PTREC_TASK_SYSCALL: {
+		const char *name = ptrec_report_syscall_name(k->nr);
+		fprintf(out, ": %s (%" PRId64 "), args", name ? name : "syscall", k->nr);
+		for (int i = 0; i < 6; i++)
+			fprintf(out, " 0x%" PRIx64, k->args[i]);
+		break;
+	}
+	case PTREC_TASK_RUNNING:
+		fputs(": no registers are readable without ptrace, no stack", out);
+		break;
+	case PTREC_TASK_UNREADABLE:
+		fprintf(out, ": %s", strerror(k->err));
+		break;
+	}
+	fprintf(out, "  (/proc/%" PRIu32 "/task/%" PRIu32 "/syscall at the crash)\n",
+	        r->dump->process.pid, k->tid);
+	if (k->flags & PTREC_TASK_MOVED)
+		fputs("  note: the thread ran while its stack was copied (the kernel showed another "
+		      "sp or pc after): frames may be wrong\n", out);
+	if (k->flags & PTREC_TASK_BUDGET)
+		fprintf(out, "  note: %s of its stack kept: the dump's budget for the stacks of "
+		        "other threads was used\n", k->stack_size ? "only part" : "none");
 }
 
 /* The header line of a span placed by time (no markers). */
@@ -459,6 +492,8 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 		        esc(h->name, name, sizeof(name)), t->crashed ? " [" : "",
 		        t->crashed ? ptrec_report_role(r) : "", t->crashed ? "]" : "",
 		        h->flags & PTREC_THREAD_EXITED ? " [ended while the crash was handled]" : "");
+		if (t->task)
+			print_task(r, t, out);
 		print_stack(r, t, t->crashed, out);
 		if (t->unwound)
 			print_unwound(r, t, out);

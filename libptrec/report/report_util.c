@@ -167,3 +167,38 @@ uint64_t ptrec_tsc_to_ns(const struct ptrec_dump_thread *t, uint64_t tsc, int *e
 	rem = tsc & ((1ull << t->time_shift) - 1);
 	return t->time_zero + quot * t->time_mult + ((rem * t->time_mult) >> t->time_shift);
 }
+
+const char *ptrec_report_syscall_name(int64_t nr)
+{
+	/* The x86-64 numbers of the calls threads of a server are found blocked in, and a few
+	 * more; others print as their number. */
+	static const struct { int16_t nr; const char *name; } calls[] = {
+		{0, "read"}, {1, "write"}, {3, "close"}, {7, "poll"}, {9, "mmap"}, {16, "ioctl"},
+		{17, "pread64"}, {18, "pwrite64"}, {19, "readv"}, {20, "writev"}, {23, "select"},
+		{24, "sched_yield"}, {34, "pause"}, {35, "nanosleep"}, {40, "sendfile"},
+		{42, "connect"}, {43, "accept"}, {44, "sendto"}, {45, "recvfrom"}, {46, "sendmsg"},
+		{47, "recvmsg"}, {61, "wait4"}, {65, "semop"}, {70, "msgrcv"}, {72, "fcntl"},
+		{73, "flock"}, {74, "fsync"}, {75, "fdatasync"}, {128, "rt_sigtimedwait"},
+		{130, "rt_sigsuspend"}, {202, "futex"}, {208, "io_getevents"},
+		{219, "restart_syscall"}, {220, "semtimedop"},
+		{230, "clock_nanosleep"}, {232, "epoll_wait"}, {247, "waitid"}, {257, "openat"},
+		{270, "pselect6"}, {271, "ppoll"}, {275, "splice"}, {281, "epoll_pwait"},
+		{288, "accept4"}, {299, "recvmmsg"}, {307, "sendmmsg"}, {426, "io_uring_enter"},
+		{441, "epoll_pwait2"}, {449, "futex_waitv"},
+	};
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (calls[i].nr == nr)
+			return calls[i].name;
+	return NULL;
+}
+
+const char *ptrec_report_task_state(uint32_t state)
+{
+	switch (state) {
+	case PTREC_TASK_SYSCALL: return "blocked in a system call";
+	case PTREC_TASK_BLOCKED: return "blocked in the kernel, not in a system call";
+	case PTREC_TASK_RUNNING: return "running on a CPU";
+	case PTREC_TASK_UNREADABLE: return "unknown (its /proc syscall file was unreadable)";
+	default: return "?";
+	}
+}

@@ -23,13 +23,16 @@ struct regs {
 	uint8_t v[PTREC_CFI_NREGS];   /* 1 if r[i] is known */
 };
 
-static void from_gregs(struct regs *x, const uint64_t *g)
+static void from_gregs(struct regs *x, const uint64_t *g, uint32_t known)
 {
 	for (unsigned i = 0; i < PTREC_CFI_NREGS; i++) {
 		x->r[i] = g[dwarf_to_greg[i]];
-		x->v[i] = 1;
+		x->v[i] = (uint8_t)(known >> dwarf_to_greg[i] & 1);
+		if (!x->v[i])
+			x->r[i] = 0;
 	}
 }
+
 
 static int read_stack(void *ctx, uint64_t addr, void *out, size_t len)
 {
@@ -39,6 +42,22 @@ static int read_stack(void *ctx, uint64_t addr, void *out, size_t len)
 static int read_u64(const struct ptrec_dump *d, uint64_t addr, uint64_t *v)
 {
 	return read_stack((void *)(uintptr_t)d, addr, v, 8);
+}
+
+#define SOME_REG (PTREC_UNWIND_NO_REG + 1) /* an unknown register, not told which */
+
+/* Why the DWARF expression expr failed in cur: SOME_REG when it succeeds once every register
+ * counts as known (it reads an unknown one), else PTREC_UNWIND_NO_REG. */
+static unsigned expr_unknown(const struct ptrec_dump *d, const uint8_t *expr, size_t len,
+                             const struct regs *cur, int push_first, uint64_t cfa)
+{
+	uint8_t all[PTREC_CFI_NREGS];
+	uint64_t v;
+	memset(all, 1, sizeof(all));
+	if (!memchr(cur->v, 0, sizeof(cur->v)))
+		return PTREC_UNWIND_NO_REG;
+	return ptrec_cfi_eval(expr, len, cur->r, all, push_first, cfa, read_stack,
+	                      (void *)(uintptr_t)d, &v) == 0 ? SOME_REG : PTREC_UNWIND_NO_REG;
 }
 
 /* 1 if addr lies in an executable mapping of the dumped process. */
@@ -80,22 +99,30 @@ static int after_call(struct ptrec_symbolizer *s, uint64_t ra)
 }
 
 /* The registers the rules of row give the caller.  Returns 0, or -1 if the CFA or the return
- * address cannot be computed; *outermost = 1 when the rules mark the return address undefined. */
+ * address cannot be computed; *outermost = 1 when the rules mark the return address undefined;
+ * *missing = the unknown register that kept the CFA or the return address from being computed
+ * (else PTREC_UNWIND_NO_REG). */
 static int apply_cfi(const struct ptrec_dump *d, const struct ptrec_cfi_row *row, uint64_t bias,
-                     const struct regs *cur, struct regs *next, int *outermost)
+                     const struct regs *cur, struct regs *next, int *outermost,
+                     unsigned *missing)
 {
 	uint64_t cfa;
 	void *ctx = (void *)(uintptr_t)d;
 
 	(void)bias;  /* rules hold no link-time addresses on x86-64 (DW_OP_addr is not used) */
 	*outermost = 0;
+	*missing = PTREC_UNWIND_NO_REG;
 	if (row->cfa_is_expr) {
 		if (ptrec_cfi_eval(row->cfa_expr, row->cfa_expr_len, cur->r, cur->v, 0, 0, read_stack,
-		                   ctx, &cfa))
+		                   ctx, &cfa)) {
+			*missing = expr_unknown(d, row->cfa_expr, row->cfa_expr_len, cur, 0, 0);
 			return -1;
+		}
 	} else {
-		if (!cur->v[row->cfa_reg])
+		if (!cur->v[row->cfa_reg]) {
+			*missing = row->cfa_reg;
 			return -1;
+		}
 		cfa = cur->r[row->cfa_reg] + (uint64_t)row->cfa_off;
 	}
 	for (unsigned i = 0; i < PTREC_CFI_NREGS; i++) {
@@ -143,7 +170,14 @@ static int apply_cfi(const struct ptrec_dump *d, const struct ptrec_cfi_row *row
 	}
 	next->r[PTREC_CFI_RA] = next->r[row->ra_reg];
 	next->v[PTREC_CFI_RA] = next->v[row->ra_reg];
-	return next->v[PTREC_CFI_RA] ? 0 : -1;
+	if (next->v[PTREC_CFI_RA])
+		return 0;
+	const struct ptrec_cfi_rule *ra = &row->regs[row->ra_reg];
+	if (ra->kind == PTREC_CFI_REGISTER && !cur->v[ra->reg])
+		*missing = ra->reg;
+	else if (ra->kind == PTREC_CFI_EXPR || ra->kind == PTREC_CFI_VAL_EXPR)
+		*missing = expr_unknown(d, ra->expr, ra->expr_len, cur, 1, cfa);
+	return -1;
 }
 
 /* The interrupted context from the rt_sigframe whose ucontext is at sp. */
@@ -152,7 +186,7 @@ static int from_sigframe(const struct ptrec_dump *d, uint64_t sp, struct regs *n
 	uint64_t g[PTREC_REG_COUNT];
 	if (ptrec_dump_read_memory(d, sp + UC_GREGS, g, sizeof(g)) != sizeof(g))
 		return -1;
-	from_gregs(next, g);
+	from_gregs(next, g, PTREC_UNWIND_ALL_REGS);
 	return 0;
 }
 
@@ -200,13 +234,23 @@ size_t ptrec_unwind(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
                     const uint64_t gregs[PTREC_REG_COUNT], struct ptrec_unwind_frame *out,
                     size_t max, const char **stop)
 {
+	return ptrec_unwind_regs(s, d, gregs, PTREC_UNWIND_ALL_REGS, out, max, stop, NULL);
+}
+
+size_t ptrec_unwind_regs(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
+                         const uint64_t gregs[PTREC_REG_COUNT], uint32_t known,
+                         struct ptrec_unwind_frame *out, size_t max, const char **stop,
+                         unsigned *missing)
+{
 	struct regs cur, next;
 	size_t n = 0;
-	unsigned how = PTREC_UNWIND_CONTEXT;
+	int partial = (known & PTREC_UNWIND_ALL_REGS) != PTREC_UNWIND_ALL_REGS;
+	unsigned how = partial ? PTREC_UNWIND_SP_PC : PTREC_UNWIND_CONTEXT;
+	unsigned unknown = PTREC_UNWIND_NO_REG;
 	int is_ret = 0;
 	const char *why = "the frame limit was reached";
 
-	from_gregs(&cur, gregs);
+	from_gregs(&cur, gregs, known);
 	while (n < max) {
 		uint64_t pc = cur.r[PTREC_CFI_RA], sp = cur.r[PTREC_CFI_RSP], bias;
 		struct ptrec_cfi_row row;
@@ -238,8 +282,9 @@ size_t ptrec_unwind(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 			is_ret = 0;
 			continue;
 		}
+		unknown = PTREC_UNWIND_NO_REG;
 		rc = ptrec_symbolizer_cfi(s, is_ret ? pc - 1 : pc, &row, &bias);
-		if (!rc && !apply_cfi(d, &row, bias, &cur, &next, &outermost)) {
+		if (!rc && !apply_cfi(d, &row, bias, &cur, &next, &outermost, &unknown)) {
 			if (!row.signal_frame && next.r[PTREC_CFI_RSP] <= sp) {
 				why = "the stack pointer did not grow (corrupt stack?)";
 				break;
@@ -269,7 +314,11 @@ size_t ptrec_unwind(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 			is_ret = 1;
 			continue;
 		}
-		if (!from_scan(s, d, &cur, &next)) {
+		if (partial && unknown != PTREC_UNWIND_NO_REG) {
+			why = "a register the CFI needs is unknown";
+			break;
+		}
+		if (!partial && !from_scan(s, d, &cur, &next)) {
 			cur = next;
 			how = PTREC_UNWIND_SCAN;
 			is_ret = 1;
@@ -282,7 +331,19 @@ size_t ptrec_unwind(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 	}
 	if (stop)
 		*stop = why;
+	if (missing)
+		*missing = partial && n < max && unknown != PTREC_UNWIND_NO_REG &&
+		                   strstr(why, "unknown") ? unknown : PTREC_UNWIND_NO_REG;
 	return n;
+}
+
+const char *ptrec_unwind_reg_name(unsigned reg)
+{
+	static const char *const names[PTREC_CFI_NREGS] = {
+		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+	};
+	return reg < PTREC_CFI_NREGS ? names[reg] : "a register";
 }
 
 const char *ptrec_unwind_how_name(unsigned how)
@@ -294,6 +355,7 @@ const char *ptrec_unwind_how_name(unsigned how)
 	case PTREC_UNWIND_RET_AT_SP: return "return address at sp";
 	case PTREC_UNWIND_FP: return "frame pointer";
 	case PTREC_UNWIND_SCAN: return "found by scanning";
+	case PTREC_UNWIND_SP_PC: return "sp and pc only";
 	default: return "?";
 	}
 }

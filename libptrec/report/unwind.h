@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dump/dump_read.h"
+#include "symbols/cfi.h"
 #include "symbols/symbolize.h"
 
 /* How a frame's pc was found. */
@@ -21,7 +22,12 @@ enum ptrec_unwind_how {
 	PTREC_UNWIND_RET_AT_SP,   /* the pc below lies in no code: the return address at its SP */
 	PTREC_UNWIND_FP,          /* the frame-pointer chain */
 	PTREC_UNWIND_SCAN,        /* a stack scan: a word that is a return address after a call */
+	PTREC_UNWIND_SP_PC,       /* frame #0 of a thread of which only sp and pc are known (the
+	                             kernel's /proc/PID/task/TID/syscall) */
 };
+
+#define PTREC_UNWIND_ALL_REGS ((1u << PTREC_REG_COUNT) - 1) /* every register known */
+#define PTREC_UNWIND_NO_REG PTREC_CFI_NREGS /* ptrec_unwind_regs: no unknown register needed */
 
 /* One frame, innermost first. */
 struct ptrec_unwind_frame {
@@ -40,8 +46,23 @@ size_t ptrec_unwind(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
                     const uint64_t gregs[PTREC_REG_COUNT], struct ptrec_unwind_frame *out,
                     size_t max, const char **stop);
 
+/* ptrec_unwind from the registers whose bits (1u << enum ptrec_dump_reg) are set in known; the
+ * others are unknown and stay so in every frame until a CFI rule restores them from the stack.
+ * With any register unknown, frame #0 is marked PTREC_UNWIND_SP_PC and the walk never scans
+ * the stack for return addresses (it would be a guess); when it ends because a rule needs an
+ * unknown register (the CFA is rbp-based and rbp was never restored), *missing (may be NULL)
+ * gets its DWARF number and *stop "a register the CFI needs is unknown"; otherwise *missing is
+ * PTREC_UNWIND_NO_REG. */
+size_t ptrec_unwind_regs(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
+                         const uint64_t gregs[PTREC_REG_COUNT], uint32_t known,
+                         struct ptrec_unwind_frame *out, size_t max, const char **stop,
+                         unsigned *missing);
+
+/* The name of DWARF x86-64 register number reg ("rbp", "r12", "rip"), or "a register". */
+const char *ptrec_unwind_reg_name(unsigned reg);
+
 /* Short name of a method for reports: "registers", "cfi", "signal frame", "return address at
- * sp", "frame pointer", "found by scanning". */
+ * sp", "frame pointer", "found by scanning", "sp and pc only". */
 const char *ptrec_unwind_how_name(unsigned how);
 
 #endif
