@@ -257,7 +257,8 @@ size_t ptrec_unwind_regs(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 		struct ptrec_unwind_frame *f = &out[n];
 		int outermost = 0, rc;
 
-		if (!pc) {
+		if (!pc && n) {
+			/* a context's pc of 0 is a call through a null pointer (below) */
 			why = "the return address is 0 (outermost frame)";
 			break;
 		}

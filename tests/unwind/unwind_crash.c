@@ -52,6 +52,8 @@ NOINLINE int tail_a(int x) { return tail_b(x + 1); }
 
 typedef int (*fnp)(int);
 NOINLINE int wild_call(int x) { fnp f = (fnp)(unsigned long)(0x1230 + (x & 1)); int r = f(x); sink = r; return r; }
+/* A call through a null function pointer (an unset callback): the pc is 0. */
+NOINLINE int null_call(int x) { fnp f = (fnp)(unsigned long)(x & 1); int r = f(x); sink = r; return r; }
 
 static int cb(int x) { return crash_here(x); }
 static void *thread_main(void *arg) { sink = outer((int)(long)arg); return NULL; }
@@ -64,6 +66,7 @@ NOINLINE int run(const char *what)
 	if (!strcmp(what, "handler")) return in_handler(3);
 	if (!strcmp(what, "tail")) return tail_a(4);
 	if (!strcmp(what, "wild")) return wild_call(0);
+	if (!strcmp(what, "null")) return null_call(0);
 	if (!strcmp(what, "shlib")) return unwind_lib_walk(3, cb);
 	if (!strcmp(what, "inlib")) return unwind_lib_crash(4);
 	if (!strcmp(what, "abort")) { abort(); }
