@@ -37,6 +37,18 @@ wait_socket() {
 	return 1
 }
 
+# free_port: sets $port to a port of a few (from the test's pid) that no TCP or UDP socket
+# uses on this machine (the kernel's socket tables); SKIPs when none is free.
+free_port() {
+	for port in $((23000 + $$ % 20000)) $((24000 + $$ % 20000)) $((25000 + $$ % 20000)); do
+		hex=$(printf '%04X' "$port")
+		grep -q "^ *[0-9]*: [0-9A-F]*:$hex " /proc/net/tcp /proc/net/tcp6 /proc/net/udp \
+			/proc/net/udp6 2>/dev/null || return 0
+	done
+	echo "SKIP: no free port"
+	exit 77
+}
+
 # children: the children of the server ($pid: `ptrec run` execs the server, so it is its pid).
 children() {
 	for st in /proc/[0-9]*/stat; do

@@ -37,14 +37,7 @@ fi
 as_user=env
 [ -z "$user" ] || as_user="setpriv --reuid $user --regid $(id -g "$user") --init-groups"
 
-# a port nothing listens on (the kernel's table of listening TCP sockets)
-port=
-for p in $((23000 + $$ % 20000)) $((24000 + $$ % 20000)) $((25000 + $$ % 20000)); do
-	hex=$(printf '%04X' "$p")
-	grep -q "^ *[0-9]*: [0-9A-F]*:$hex [0-9A-F]*:0000 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null ||
-		{ port=$p; break; }
-done
-[ -n "$port" ] || { echo "SKIP: no free port"; exit 77; }
+free_port
 
 # request: one HTTP request for Squid's own menu page, answered by Squid (its access rules for
 # the cache manager make the answer an error page: the request is served all the same)
