@@ -90,11 +90,13 @@ static int confirms(const struct ptrec_frame *f, const struct ptrec_unwind_frame
 	return u->return_address && !u->signal_frame && returns_to(f, u->pc, 0);
 }
 
-/* 1 if the unwinder walked from frame a to frame b (a < b) by CFI alone. */
+/* 1 if the unwinder walked from frame a to frame b (a < b) by CFI alone (tail-call frames
+ * lie between two frames it found so). */
 static int straight_walk(const struct ptrec_unwind_frame *u, size_t a, size_t b)
 {
 	for (size_t k = a + 1; k <= b; k++)
-		if (u[k].how != PTREC_UNWIND_CFI || u[k].signal_frame)
+		if ((u[k].how != PTREC_UNWIND_CFI && u[k].how != PTREC_UNWIND_TAILCALL) ||
+		    u[k].signal_frame)
 			return 0;
 	return 1;
 }

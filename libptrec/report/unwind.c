@@ -230,6 +230,21 @@ static int from_scan(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 	return -1;
 }
 
+/* After frame out[n - 1], the frames of the functions that tail-called it, when its caller
+ * (returning to ret, its stack pointer sp) called another function.  Returns the new n. */
+static size_t add_tail_calls(struct ptrec_symbolizer *s, struct ptrec_unwind_frame *out, size_t n,
+                             size_t max, uint64_t ret, uint64_t sp)
+{
+	uint64_t pcs[8];
+	const struct ptrec_unwind_frame *f = &out[n - 1];
+	size_t k = ptrec_symbolizer_tail_calls(s, f->pc, f->return_address, ret, pcs, 8);
+	for (size_t i = 0; i < k && n < max; i++)
+		out[n++] = (struct ptrec_unwind_frame){.pc = pcs[i], .sp = sp,
+		                                       .how = PTREC_UNWIND_TAILCALL,
+		                                       .return_address = 1};
+	return n;
+}
+
 size_t ptrec_unwind(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
                     const uint64_t gregs[PTREC_REG_COUNT], struct ptrec_unwind_frame *out,
                     size_t max, const char **stop)
@@ -293,6 +308,9 @@ size_t ptrec_unwind_regs(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 			cur = next;
 			how = PTREC_UNWIND_CFI;
 			is_ret = !row.signal_frame;
+			if (is_ret)
+				n = add_tail_calls(s, out, n, max, cur.r[PTREC_CFI_RA],
+				                   cur.r[PTREC_CFI_RSP]);
 			continue;
 		}
 		if (outermost) {
@@ -357,6 +375,7 @@ const char *ptrec_unwind_how_name(unsigned how)
 	case PTREC_UNWIND_FP: return "frame pointer";
 	case PTREC_UNWIND_SCAN: return "found by scanning";
 	case PTREC_UNWIND_SP_PC: return "sp and pc only";
+	case PTREC_UNWIND_TAILCALL: return "tail call";
 	default: return "?";
 	}
 }

@@ -2,7 +2,9 @@
  * bytes (MEMORY records) and the CFI of the modules named in MAPS: .eh_frame / .debug_frame
  * rules first, the kernel's signal frame at a signal trampoline, the return address at SP when
  * the pc lies outside any code (a call through a wild pointer), then the frame-pointer chain,
- * and last a bounded stack scan for return addresses.  Each frame says how it was found.
+ * and last a bounded stack scan for return addresses; between a frame and its caller (by CFI),
+ * the functions that tail-called it where the debug information's call sites show them (like
+ * gdb).  Each frame says how it was found.
  * Reads only the dump and the module files, never live memory.  Not async-signal-safe. */
 #ifndef PTREC_UNWIND_H
 #define PTREC_UNWIND_H
@@ -24,6 +26,8 @@ enum ptrec_unwind_how {
 	PTREC_UNWIND_SCAN,        /* a stack scan: a word that is a return address after a call */
 	PTREC_UNWIND_SP_PC,       /* frame #0 of a thread of which only sp and pc are known (the
 	                             kernel's /proc/PID/task/TID/syscall) */
+	PTREC_UNWIND_TAILCALL,    /* a function the frame below was tail-called from (no frame of
+	                             its own: the debug information's call sites tell, as gdb's) */
 };
 
 #define PTREC_UNWIND_ALL_REGS ((1u << PTREC_REG_COUNT) - 1) /* every register known */
@@ -62,7 +66,7 @@ size_t ptrec_unwind_regs(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 const char *ptrec_unwind_reg_name(unsigned reg);
 
 /* Short name of a method for reports: "registers", "cfi", "signal frame", "return address at
- * sp", "frame pointer", "found by scanning", "sp and pc only". */
+ * sp", "frame pointer", "found by scanning", "sp and pc only", "tail call". */
 const char *ptrec_unwind_how_name(unsigned how);
 
 #endif

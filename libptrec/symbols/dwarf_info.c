@@ -1,6 +1,7 @@
 /* dwarf_info.c — walks .debug_info (DWARF 2 to 5) for each unit's DW_AT_comp_dir and
- * DW_AT_stmt_list, and for DW_TAG_subprogram address ranges and names (names reached through
- * DW_AT_specification / DW_AT_abstract_origin inside the same section too). */
+ * DW_AT_stmt_list, for DW_TAG_subprogram address ranges and names (names reached through
+ * DW_AT_specification / DW_AT_abstract_origin inside the same section too), and for the call
+ * sites whose callee is a function with an entry address (tail calls, dwarf_calls.c). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -19,6 +20,11 @@ enum {
 	DW_AT_comp_dir = 0x1b, DW_AT_abstract_origin = 0x31, DW_AT_specification = 0x47,
 	DW_AT_linkage_name = 0x6e, DW_AT_str_offsets_base = 0x72, DW_AT_addr_base = 0x73,
 	DW_AT_MIPS_linkage_name = 0x2007,
+	DW_TAG_call_site = 0x48, DW_TAG_GNU_call_site = 0x4109,
+	DW_AT_call_return_pc = 0x7d, DW_AT_call_origin = 0x7f, DW_AT_call_tail_call = 0x82,
+	DW_AT_GNU_tail_call = 0x2115, DW_AT_language = 0x13,
+	DW_LANG_C_plus_plus = 0x04, DW_LANG_C_plus_plus_03 = 0x19, DW_LANG_C_plus_plus_11 = 0x1a,
+	DW_LANG_C_plus_plus_14 = 0x21,
 	DW_UT_compile = 1, DW_UT_type = 2, DW_UT_partial = 3, DW_UT_skeleton = 4,
 	DW_UT_split_compile = 5, DW_UT_split_type = 6,
 };
@@ -43,6 +49,8 @@ struct named_die {
 	uint64_t off;       /* .debug_info offset of the DIE */
 	const char *name;   /* its name, or NULL */
 	uint64_t ref;       /* where its name is (when name is NULL), or 0 */
+	int plain_cxx;      /* a C++ unit's DIE without a linkage name (an extern "C" function's
+	                       declaration: gdb knows no function by it) */
 };
 
 /* A subprogram or inlined call waiting for its name through a reference. */
@@ -50,6 +58,19 @@ struct pending {
 	size_t index;       /* index in funcs or inlines */
 	uint64_t ref;       /* .debug_info offset referenced */
 	int is_inline;      /* 1: index is in inlines */
+};
+
+/* A call site as read: its return address, the DIE it calls (DW_AT_call_origin, DWARF 4's
+ * DW_AT_abstract_origin), tail or not. */
+struct raw_call {
+	uint64_t ret, origin;
+	int tail;
+};
+
+/* A DIE a function's entry is known by: its own DW_TAG_subprogram with an address range, or the
+ * declaration or abstract instance that one refers to. */
+struct die_entry {
+	uint64_t off, entry;
 };
 
 struct info_ctx {
@@ -66,6 +87,11 @@ struct info_ctx {
 	size_t inlinecap;
 	const uint8_t *ranges, *rnglists;   /* .debug_ranges (DWARF 2-4), .debug_rnglists (5) */
 	size_t ranges_len, rnglists_len;
+	struct raw_call *calls;
+	size_t ncalls, callcap;
+	struct die_entry *entries;
+	size_t nentries, entrycap;
+	size_t fnamecap;
 };
 
 static void free_abbrevs(struct abbrev *a, size_t n)
@@ -149,6 +175,7 @@ static const struct abbrev *find_abbrev(const struct abbrev *a, size_t n, uint64
 struct unit {
 	unsigned version, asz;
 	int is64;
+	int cplus;                 /* DW_AT_language is C++ */
 	uint64_t str_offsets_base; /* DW_AT_str_offsets_base (default: first table's header) */
 	uint64_t addr_base;        /* DW_AT_addr_base */
 	uint64_t start;            /* .debug_info offset of the unit header */
@@ -382,9 +409,9 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 		const struct abbrev *a;
 		struct dw_value name = {0, NULL, 0}, link = {0, NULL, 0}, lo = {0, NULL, 0},
 		                hi = {0, NULL, 0}, ref = {0, NULL, 0}, dir = {0, NULL, 0},
-		                ranges = {0, NULL, 0};
+		                ranges = {0, NULL, 0}, retpc = {0, NULL, 0};
 		int has_name = 0, has_link = 0, has_lo = 0, has_hi = 0, has_ref = 0, has_dir = 0;
-		int has_stmt = 0, has_ranges = 0;
+		int has_stmt = 0, has_ranges = 0, has_retpc = 0, tail = 0;
 		uint64_t stmt = 0, call_file = 0, call_line = 0;
 		uint32_t die_depth = depth;
 
@@ -411,7 +438,7 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 				link = v; has_link = 1; break;
 			case DW_AT_low_pc: lo = v; has_lo = 1; break;
 			case DW_AT_high_pc: hi = v; has_hi = 1; break;
-			case DW_AT_specification: case DW_AT_abstract_origin:
+			case DW_AT_specification: case DW_AT_abstract_origin: case DW_AT_call_origin:
 				if (is_cu_ref(v.form)) {
 					ref = v;
 					ref.val += u->start;
@@ -426,9 +453,18 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 			case DW_AT_str_offsets_base: if (first) u->str_offsets_base = v.val; break;
 			case DW_AT_addr_base: if (first) u->addr_base = v.val; break;
 			case DW_AT_rnglists_base: if (first) u->rnglists_base = v.val; break;
+			case DW_AT_language:
+				if (first)
+					u->cplus = v.val == DW_LANG_C_plus_plus ||
+					           v.val == DW_LANG_C_plus_plus_03 ||
+					           v.val == DW_LANG_C_plus_plus_11 ||
+					           v.val == DW_LANG_C_plus_plus_14;
+				break;
 			case DW_AT_ranges: ranges = v; has_ranges = 1; break;
 			case DW_AT_call_file: call_file = v.val; break;
 			case DW_AT_call_line: call_line = v.val; break;
+			case DW_AT_call_return_pc: retpc = v; has_retpc = 1; break;
+			case DW_AT_call_tail_call: case DW_AT_GNU_tail_call: tail = v.val != 0; break;
 			default: break;
 			}
 		}
@@ -444,6 +480,18 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 				(*dirs)[(*ndirs)++] = (struct dwarf_cu_dir){
 					stmt, has_dir ? form_string(x, u, &dir) : NULL};
 			}
+			continue;
+		}
+		if (a->tag == DW_TAG_call_site || a->tag == DW_TAG_GNU_call_site) {
+			/* DWARF 5 gives the return address in DW_AT_call_return_pc, DWARF 4's GNU
+			 * extension in DW_AT_low_pc. */
+			uint64_t r;
+			if (!has_ref || (has_retpc ? form_addr(x, u, &retpc, &r)
+			                           : !has_lo || form_addr(x, u, &lo, &r)))
+				continue;
+			if (!grow(&x->calls, &x->callcap, x->ncalls, sizeof(*x->calls)))
+				return -PTREC_ENOMEM;
+			x->calls[x->ncalls++] = (struct raw_call){r, ref.val, tail};
 			continue;
 		}
 		if (a->tag == DW_TAG_inlined_subroutine) {
@@ -468,7 +516,8 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 			if (n || (has_ref && a->tag == DW_TAG_subprogram)) {
 				if (!grow(&x->named, &x->namedcap, x->nnamed, sizeof(*x->named)))
 					return -PTREC_ENOMEM;
-				x->named[x->nnamed++] = (struct named_die){die_off, n, n ? 0 : ref.val};
+				x->named[x->nnamed++] = (struct named_die){die_off, n, n ? 0 : ref.val,
+				                                           u->cplus && !has_link};
 			}
 			if (a->tag == DW_TAG_subprogram && has_lo && has_hi) {
 				uint64_t l, h;
@@ -481,6 +530,23 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 					continue;
 				if (h <= l || l == 0)
 					continue;
+				for (int k = 0; k < 1 + has_ref; k++) {
+					if (!grow(&x->entries, &x->entrycap, x->nentries,
+					          sizeof(*x->entries)))
+						return -PTREC_ENOMEM;
+					x->entries[x->nentries++] =
+						(struct die_entry){k ? ref.val : die_off, l};
+				}
+				const char *plain = has_name ? form_string(x, u, &name) : NULL;
+				for (int k = 0; k < 2; k++) {
+					const char *nm = k ? plain : n;
+					if (!nm || (k && n && !strcmp(nm, n)))
+						continue;
+					if (!grow(&d->names, &x->fnamecap, d->nnames,
+					          sizeof(*d->names)))
+						return -PTREC_ENOMEM;
+					d->names[d->nnames++] = (struct ptrec_dwarf_name){nm, l};
+				}
 				if (!grow(&d->funcs, &x->funccap, d->nfuncs, sizeof(*d->funcs)))
 					return -PTREC_ENOMEM;
 				d->funcs[d->nfuncs] = (struct ptrec_dwarf_func){l, h, n};
@@ -508,6 +574,87 @@ static int inline_cmp(const void *a, const void *b)
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct die_entry *x = a, *y = b;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+static int call_cmp(const void *a, const void *b)
+{
+	const struct ptrec_dwarf_call *x = a, *y = b;
+	return x->ret < y->ret ? -1 : x->ret > y->ret;
+}
+
+static int fname_cmp(const void *a, const void *b)
+{
+	const struct ptrec_dwarf_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* Gives each call site read its callee, into d->calls: the entry of the function whose DIE it
+ * names, or, for a declaration, of the one function of that name here, else that name (a
+ * function of another file).  Calls to several functions (clones of one abstract instance,
+ * static functions of one name) are left out. */
+static int resolve_calls(struct info_ctx *x)
+{
+	struct ptrec_dwarf *d = x->d;
+	size_t n = 0;
+
+	if (d->nnames)
+		qsort(d->names, d->nnames, sizeof(*d->names), fname_cmp);
+	if (!x->ncalls)
+		return 0;
+	if (x->nentries)
+		qsort(x->entries, x->nentries, sizeof(*x->entries), entry_cmp);
+	if (x->nnamed)
+		qsort(x->named, x->nnamed, sizeof(*x->named), named_cmp);
+	d->calls = malloc(x->ncalls * sizeof(*d->calls));
+	if (!d->calls)
+		return -PTREC_ENOMEM;
+	for (size_t i = 0; i < x->ncalls; i++) {
+		const struct raw_call *c = &x->calls[i];
+		size_t lo = 0, hi = x->nentries;
+		while (lo < hi) { /* the first entry of the origin */
+			size_t mid = lo + (hi - lo) / 2;
+			if (x->entries[mid].off < c->origin)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		uint64_t entry = 0;
+		const char *name = NULL;
+		if (lo < x->nentries && x->entries[lo].off == c->origin) {
+			entry = x->entries[lo].entry;
+			for (size_t k = lo + 1; k < x->nentries && x->entries[k].off == c->origin; k++)
+				if (x->entries[k].entry != entry)
+					entry = 0;
+			if (!entry)
+				continue;
+		} else {
+			struct named_die key = {c->origin, NULL, 0, 0};
+			const struct named_die *hit =
+				x->nnamed ? bsearch(&key, x->named, x->nnamed, sizeof(key), named_cmp)
+				          : NULL;
+			if (!hit || !hit->name || hit->plain_cxx)
+				continue;
+			entry = ptrec_dwarf_entry_by_name(d, hit->name);
+			if (!entry)
+				name = hit->name;
+		}
+		d->calls[n++] = (struct ptrec_dwarf_call){c->ret, entry, name, (uint32_t)c->tail, 0};
+	}
+	d->ncalls = n;
+	if (n)
+		qsort(d->calls, n, sizeof(*d->calls), call_cmp);
+	return 0;
 }
 
 static const char *section(const struct ptrec_elf *elf, const char *name, size_t *len)
@@ -615,7 +762,7 @@ next:
 		if (x.nnamed)
 			qsort(x.named, x.nnamed, sizeof(*x.named), named_cmp);
 		for (size_t i = 0; i < x.npend; i++) {
-			struct named_die key = {x.pend[i].ref, NULL, 0}, *hit = NULL;
+			struct named_die key = {x.pend[i].ref, NULL, 0, 0}, *hit = NULL;
 			/* Follow abstract_origin -> specification chains a few steps. */
 			for (int hop = 0; hop < 4 && x.nnamed; hop++) {
 				hit = bsearch(&key, x.named, x.nnamed, sizeof(key), named_cmp);
@@ -646,8 +793,11 @@ next:
 		if (d->funcs[i].name)
 			d->funcs[out++] = d->funcs[i];
 	d->nfuncs = out;
+	rc = resolve_calls(&x);
 out:
 	free(x.named);
 	free(x.pend);
+	free(x.calls);
+	free(x.entries);
 	return rc;
 }

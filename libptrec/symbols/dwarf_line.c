@@ -648,6 +648,8 @@ void ptrec_dwarf_free(struct ptrec_dwarf *d)
 	free(d->funcs);
 	free(d->inlines);
 	free(d->inline_maxhi);
+	free(d->calls);
+	free(d->names);
 	for (size_t i = 0; i < d->nunits; i++)
 		free(d->units[i].ids);
 	free(d->units);

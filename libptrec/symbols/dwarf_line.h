@@ -48,6 +48,23 @@ struct ptrec_dwarf_unit_files {
 	size_t n;
 };
 
+/* A call site (DW_TAG_call_site, DWARF 4's DW_TAG_GNU_call_site) whose callee is known: a
+ * function of the same file with a known entry, or one named in a declaration (another file's,
+ * through the PLT). */
+struct ptrec_dwarf_call {
+	uint64_t ret;       /* link-time return address: after the call (or the tail call's jump) */
+	uint64_t target;    /* link-time entry of the function it calls, 0: see name */
+	const char *name;   /* the callee's name when target is 0 (points into the file) */
+	uint32_t tail;      /* 1: a tail call (DW_AT_call_tail_call) */
+	uint32_t reserved;
+};
+
+/* A function's entry by one of its names (DW_AT_name, DW_AT_linkage_name). */
+struct ptrec_dwarf_name {
+	const char *name;
+	uint64_t entry;
+};
+
 /* Debug information of one ELF file. */
 struct ptrec_dwarf {
 	struct ptrec_line_row *rows;   /* all sequences, sorted by address */
@@ -61,6 +78,10 @@ struct ptrec_dwarf {
 	uint64_t *inline_maxhi;        /* inline_maxhi[i] = max hi of inlines[0..i] (owned) */
 	struct ptrec_dwarf_unit_files *units; /* line tables' file lists, sorted by stmt_list */
 	size_t nunits;
+	struct ptrec_dwarf_call *calls; /* call sites with a known callee, sorted by ret */
+	size_t ncalls;
+	struct ptrec_dwarf_name *names; /* functions by name, sorted by name (then entry) */
+	size_t nnames;
 	int has_lines;                 /* 1 if a .debug_line section was read */
 	int has_info;                  /* 1 if a .debug_info section was read */
 };
@@ -105,6 +126,21 @@ size_t ptrec_dwarf_inline_chain(const struct ptrec_dwarf *d, uint64_t addr,
 
 /* Returns the path of an inlined call's DW_AT_call_file, or NULL. */
 const char *ptrec_dwarf_call_file(const struct ptrec_dwarf *d, const struct ptrec_dwarf_inline *in);
+
+/* The call site whose return address is link-time address ret, or NULL. */
+const struct ptrec_dwarf_call *ptrec_dwarf_call_at(const struct ptrec_dwarf *d, uint64_t ret);
+
+/* The entry of the one function named name (several of that name, static ones: 0), or 0. */
+uint64_t ptrec_dwarf_entry_by_name(const struct ptrec_dwarf *d, const char *name);
+
+/* The frames gdb shows for tail calls between a caller and the frame it called: when the
+ * caller called the function entered at from and the frame below runs in the one entered at
+ * callee (from != callee), and exactly one chain of tail calls (at most max) leads from one to
+ * the other, writes the return addresses of that chain's tail calls to out, innermost first
+ * (the jump into callee first): each is a frame of its own, in the function holding that jump.
+ * Returns their number, 0 otherwise (no chain, or more than one). */
+size_t ptrec_dwarf_tail_chain(const struct ptrec_dwarf *d, uint64_t from, uint64_t callee,
+                              uint64_t *out, size_t max);
 
 /* Internal, shared by dwarf_line.c and dwarf_info.c: compilation directory of the unit whose
  * DW_AT_stmt_list is off, or NULL. */

@@ -268,6 +268,28 @@ struct ptrec_module *ptrec_symbolizer_module(struct ptrec_symbolizer *s, uint64_
 	return m;
 }
 
+size_t ptrec_symbolizer_tail_calls(struct ptrec_symbolizer *s, uint64_t callee_pc, int callee_ret,
+                                   uint64_t caller_ret, uint64_t *out, size_t max)
+{
+	struct ptrec_module *a = ptrec_symbolizer_module(s, caller_ret);
+	struct ptrec_module *b = ptrec_symbolizer_module(s, callee_pc);
+	if (!a || !b || a->state != 1 || b->state != 1)
+		return 0;
+	const struct ptrec_dwarf_call *c = ptrec_dwarf_call_at(&a->dwarf, caller_ret - a->bias);
+	const struct ptrec_dwarf_func *f =
+		ptrec_dwarf_lookup_func(&b->dwarf, callee_pc - (callee_ret ? 1 : 0) - b->bias);
+	if (!c || !f)
+		return 0;
+	/* the function the caller called, in the callee's file: by entry in the same file, else
+	 * by name (a call into a shared library) */
+	uint64_t from = c->target && a == b ? c->target
+	              : c->name ? ptrec_dwarf_entry_by_name(&b->dwarf, c->name) : 0;
+	size_t n = ptrec_dwarf_tail_chain(&b->dwarf, from, f->lo, out, max);
+	for (size_t i = 0; i < n; i++)
+		out[i] += b->bias;
+	return n;
+}
+
 static size_t ptr_hash(const void *p)
 {
 	uint64_t v = (uint64_t)(uintptr_t)p;

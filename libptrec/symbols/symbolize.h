@@ -92,6 +92,13 @@ void ptrec_symbolize(struct ptrec_symbolizer *s, uint64_t addr, int return_addre
 size_t ptrec_symbolize_inline(struct ptrec_symbolizer *s, uint64_t addr, int return_address,
                               struct ptrec_inline_frame *out, size_t max);
 
+/* The tail-call frames between a frame at callee_pc (callee_ret: a return address, its call at
+ * callee_pc - 1) and its caller, which returns to caller_ret: ptrec_dwarf_tail_calls in their
+ * module (both in one, with call sites in its debug information), runtime addresses written to
+ * out, innermost first.  Returns their number (0: none known). */
+size_t ptrec_symbolizer_tail_calls(struct ptrec_symbolizer *s, uint64_t callee_pc, int callee_ret,
+                                   uint64_t caller_ret, uint64_t *out, size_t max);
+
 /* Copies up to len code bytes at addr from the dump's MEMORY records, else from the module's
  * file.  Returns the bytes copied (0 if unknown). */
 size_t ptrec_symbolizer_read(struct ptrec_symbolizer *s, uint64_t addr, void *buf, size_t len);

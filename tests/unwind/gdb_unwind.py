@@ -4,9 +4,9 @@
 # program to its fatal signal, records gdb's backtrace of the faulting thread (frame types,
 # pcs, names), lets the signal through so that libptrec writes its dump, then reads the dump's
 # JSON report and compares the unwound stack with gdb's, frame for frame.  Prints one line:
-#   RESULT equal|differ physical=N/M inline=K tailcall=T extra=E
+#   RESULT equal|differ physical=N/M inline=K/I tailcall=T/U extra=E
 # followed by both stacks when they differ.  "extra" counts frames of the report that gdb does
-# not show (must be 0).
+# not show (must be 0); tailcall=T/U: the report's tail-call frames and gdb's.
 import glob
 import json
 import os
@@ -48,12 +48,19 @@ except Exception as e:  # noqa: BLE001 - any failure is a test failure
 phys = [fr for fr in frames if fr[0] in ("normal", "sigtramp")]
 ninline = sum(1 for fr in frames if fr[0] == "inline")
 ntail = sum(1 for fr in frames if fr[0] == "tailcall")
-gdb_pcs = set(fr[1] for fr in phys)
-our_phys = [o for o in ours if not o.get("inlined")]
+gdb_pcs = set(fr[1] for fr in frames if fr[0] in ("normal", "sigtramp", "tailcall"))
+our_phys = [o for o in ours if not o.get("inlined") and o.get("found_by") != "tail call"]
 our_pcs = [int(o["addr"], 16) for o in our_phys]
-extra = sum(1 for pc in our_pcs if pc not in gdb_pcs)
+our_tail = [o for o in ours if o.get("found_by") == "tail call" and not o.get("inlined")]
+extra = sum(1 for o in ours if not o.get("inlined") and int(o["addr"], 16) not in gdb_pcs)
 same_phys = sum(1 for a, b in zip(our_pcs, [fr[1] for fr in phys]) if a == b)
 equal = len(our_pcs) == len(phys) and same_phys == len(phys)
+# Tail-call frames (gdb's, synthesized from DWARF call sites, and the report's "tail call"
+# frames) in the same places, pc for pc.
+seq_gdb_pcs = [(k == "tailcall", pc) for k, pc, _ in frames if k != "inline"]
+seq_our_pcs = [(o.get("found_by") == "tail call", int(o["addr"], 16)) for o in ours
+               if not o.get("inlined")]
+equal = equal and seq_gdb_pcs[:len(seq_our_pcs)] == seq_our_pcs[:len(seq_gdb_pcs)]
 
 
 def base_name(n):
@@ -68,17 +75,15 @@ def base_name(n):
 # the same order (innermost first).
 our_inline = [o for o in ours if o.get("inlined")]
 if equal and (ninline or our_inline):
-    seq_gdb = [(k, n) for k, _, n in frames if k != "tailcall"]
+    seq_gdb = [(k, n) for k, _, n in frames]
     seq_our = [("inline" if o.get("inlined") else "x", o.get("function", "??")) for o in ours]
     equal = len(seq_gdb) == len(seq_our) and all(
         (a[0] == "inline") == (b[0] == "inline") and
         (a[0] != "inline" or base_name(a[1]) == base_name(b[1]))
         for a, b in zip(seq_gdb, seq_our))
-if ntail:
-    equal = False
-print("RESULT %s physical=%d/%d inline=%d/%d tailcall=%d extra=%d" %
-      ("equal" if equal else "differ", same_phys, len(phys), len(our_inline), ninline, ntail,
-       extra))
+print("RESULT %s physical=%d/%d inline=%d/%d tailcall=%d/%d extra=%d" %
+      ("equal" if equal else "differ", same_phys, len(phys), len(our_inline), ninline,
+       len(our_tail), ntail, extra))
 if not equal or extra:
     for k, pc, n in frames[:40]:
         print("  gdb  %-8s 0x%x %s" % (k, pc, n))

@@ -9,8 +9,11 @@
 # - the report never shows a frame gdb does not show;
 # - the physical frames (gdb's normal and signal-trampoline frames: pc for pc) are equal in
 #   every thread;
-# - "equal frame for frame" (also gdb's inline frames, and its tail-call frames synthesized
-#   from DWARF call sites) is counted and printed: the agreement figure.
+# - the tail-call frames (gdb's, synthesized from DWARF call sites: a function that jumped to
+#   the frame below instead of calling it) are as many as gdb's in every thread, pc for pc
+#   where they stand;
+# - "equal frame for frame" (also gdb's inline frames) is counted and printed: the agreement
+#   figure.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}" "${PTREC_TOOL:?}"
 [ -n "${GDB:-}" ] || { echo "SKIP: gdb not found (test oracle)"; exit 77; }
@@ -28,7 +31,7 @@ export ASAN_OPTIONS="handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill
 export PTREC_BACKEND=none PTREC_FLAGS=4
 unset PTREC_RING_SIZE
 
-total=0 equal=0 phys=0 extra=0 failed=0
+total=0 equal=0 phys=0 extra=0 failed=0 tails=0
 run_one() { # VARIANT PROGRAM SCENARIO
 	rm -rf "$work/d" && mkdir "$work/d"
 	# The dump goes next to the core (core_pattern, relative to the cwd) or to PTREC_DIR.
@@ -47,6 +50,9 @@ run_one() { # VARIANT PROGRAM SCENARIO
 	[ "$4" = "$5" ] && phys=$((phys + 1))
 	e=$(printf '%s' "$line" | sed -n 's/.*extra=\([0-9]*\).*/\1/p')
 	extra=$((extra + e))
+	t=$(printf '%s' "$line" | sed -n 's/.*tailcall=\([0-9]*\)\/\([0-9]*\).*/\1 \2/p')
+	set -- $t
+	[ "$1" = "$2" ] && tails=$((tails + 1))
 }
 
 # `make check` runs the -O2 -fomit-frame-pointer column (the issue's criterion; each gdb run
@@ -77,8 +83,9 @@ while IFS= read -r opt; do
 done <"$work/opts"
 [ -n "$cxx" ] || echo "note: no C++ compiler: the C++ scenarios were not run"
 echo "threads: $total; equal frame for frame (with inline and tail-call frames): $equal;" \
-	"physical frames equal: $phys; frames gdb does not show: $extra"
+	"physical frames equal: $phys; tail-call frames equal: $tails; frames gdb does not show: $extra"
 [ "$failed" = 0 ] || { echo "FAIL: $failed scenario(s) gave no comparison"; exit 1; }
 [ "$extra" = 0 ] || { echo "FAIL: the report showed $extra frame(s) gdb does not show"; exit 1; }
 [ "$phys" = "$total" ] || { echo "FAIL: physical frames differ in $((total - phys)) thread(s)"; exit 1; }
+[ "$tails" = "$total" ] || { echo "FAIL: tail-call frames differ in $((total - tails)) thread(s)"; exit 1; }
 echo "PASS"
