@@ -284,7 +284,8 @@ static int collect_relocs(const struct ptrec_elf *elf, struct got_name **out, si
 		    r->link >= elf->nsections)
 			continue;
 		dsym = &elf->sections[r->link];
-		if (!dsym->valid || dsym->entsize != sizeof(Elf64_Sym) ||
+		/* (a NOBITS section is "valid" at any offset and size: it has no bytes to read) */
+		if (!dsym->valid || dsym->type == SHT_NOBITS || dsym->entsize != sizeof(Elf64_Sym) ||
 		    dsym->link >= elf->nsections)
 			continue;
 		dstr = &elf->sections[dsym->link];

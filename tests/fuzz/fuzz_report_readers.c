@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "decode/bts_decode.h"
@@ -84,6 +85,17 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 			if (file)
 				(void)strlen(file);
 		}
+		/* call sites, names and tail-call chains (dwarf_calls.c) */
+		for (size_t i = 0; i < dw.ncalls; i += 1 + dw.ncalls / 16) {
+			uint64_t out[8];
+			const struct ptrec_dwarf_call *c = ptrec_dwarf_call_at(&dw, dw.calls[i].ret);
+			if (c && c->name)
+				(void)ptrec_dwarf_entry_by_name(&dw, c->name);
+			for (size_t k = 0; k < dw.nfuncs; k += 1 + dw.nfuncs / 16)
+				ptrec_dwarf_tail_chain(&dw, c ? c->target : 0, dw.funcs[k].lo, out, 8);
+		}
+		for (size_t i = 0; i < dw.nnames; i += 1 + dw.nnames / 16)
+			(void)ptrec_dwarf_entry_by_name(&dw, dw.names[i].name);
 		ptrec_dwarf_free(&dw);
 	}
 	for (size_t i = 0; i < elf.nsyms; i += 1 + elf.nsyms / 16) {
@@ -163,12 +175,16 @@ static uint8_t *elf_seed(const char *dwarf, size_t *len)
 	snprintf(cmd, sizeof(cmd), "%s/tests/tmp", top ? top : ".");
 	mkdir(cmd, 0700);
 	if (cc && *cc && (f = fopen(src, "w"))) {
+		/* at -O2: call sites, and relay's tail call to twice */
 		fprintf(f, "#include <stdio.h>\nstatic int sq(int x)\n{\n\treturn x * x;\n}\n"
-		           "int twice(int x)\n{\n\tfor (int i = 0; i < x; i++)\n\t\tputs(\"x\");\n"
-		           "\treturn sq(x) + x;\n}\nint main(int c, char **v)\n{\n\t(void)v;\n"
-		           "\treturn twice(c);\n}\n");
+		           "__attribute__((noinline)) int twice(int x)\n{\n"
+		           "\tfor (int i = 0; i < x; i++)\n\t\tputs(\"x\");\n"
+		           "\treturn sq(x) + x;\n}\n"
+		           "__attribute__((noinline)) int relay(int x)\n{\n\treturn twice(x + 1);\n}\n"
+		           "int main(int c, char **v)\n{\n\t(void)v;\n"
+		           "\treturn relay(c) + 1;\n}\n");
 		fclose(f);
-		snprintf(cmd, sizeof(cmd), "%s -O1 %s -o '%s' '%s' 2>/dev/null", cc, dwarf, bin, src);
+		snprintf(cmd, sizeof(cmd), "%s -O2 %s -o '%s' '%s' 2>/dev/null", cc, dwarf, bin, src);
 		if (system(cmd) == 0 && (p = read_all(bin, len))) {
 			remove(src);
 			remove(bin);
@@ -219,7 +235,33 @@ int main(void)
 	size_t elen;
 	uint8_t *elf;
 
-	/* The pristine seeds go through once as they are. */
+	/* Inputs that once crashed a reader (libFuzzer's, first byte as in LLVMFuzzerTestOneInput:
+	 * tests/data/fuzz/report), then the pristine seeds, once as they are. */
+	{
+		const char *srcdir = getenv("top_srcdir");
+		char dir[4096], path[8192];
+		DIR *dp;
+		snprintf(dir, sizeof(dir), "%s/tests/data/fuzz/report", srcdir ? srcdir : ".");
+		if (!(dp = opendir(dir))) {
+			fprintf(stderr, "%s: no regression inputs\n", dir);
+			return 1;
+		}
+		unsigned nreg = 0;
+		for (struct dirent *e; (e = readdir(dp));) {
+			size_t n;
+			uint8_t *p;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if ((p = read_all(path, &n))) {
+				LLVMFuzzerTestOneInput(p, n);
+				free(p);
+				nreg++;
+			}
+		}
+		closedir(dp);
+		printf("regression inputs: %u\n", nreg);
+	}
 	fuzz_dump(d.p, d.n);
 	for (unsigned it = 0; it < dump_iters; it++) {
 		size_t n = d.n, k = 1 + next_rand() % 6;
