@@ -35,6 +35,10 @@
  *     chroot                  chroot($HARDENER_ROOT) and chdir("/") after ptrec_init, as
  *                             vsftpd, postfix and OpenSSH's privilege separation do (the new
  *                             root holds no /proc and no report tool); SIGSEGV
+ *     sandbox                 after ptrec_init, makes itself not dumpable and puts itself
+ *                             under a seccomp filter like OpenSSH's preauth sandbox
+ *                             (PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP: a short list of
+ *                             allowed system calls, any other kills); SIGSEGV
  *     status                  prints "settings_problems TEXT" from ptrec_status and exits 0
  *   hardener report DUMP      stands in for `ptrec report` (PTREC_TOOL): prints its open
  *                             descriptors ("fd N" lines, from /proc/self/fd) and exits 0
@@ -60,9 +64,14 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 
 #include "ptrec.h"
 #include "crash/crash.h"
@@ -214,6 +223,42 @@ static void *blocked_thread(void *arg)
 }
 
 /* Lowers the soft limit of resource to value (the hard one stays); exits 99 on failure. */
+/* The sandbox case: not dumpable (OpenSSH's [net] child, after setuid), and the system calls
+ * allowed as OpenSSH's preauth filter lists them (x86-64); any other kills the process.  No rt_sigaction, kill or rt_sigreturn: a signal handler there
+ * cannot even return. */
+static int sandbox(void)
+{
+	static const int allowed[] = {
+		SYS_read, SYS_write, SYS_close, SYS_exit, SYS_exit_group, SYS_brk, SYS_futex,
+		SYS_getpid, SYS_getuid, SYS_geteuid, SYS_getrandom, SYS_gettimeofday,
+		SYS_clock_gettime, SYS_madvise, SYS_mmap, SYS_mprotect, SYS_mremap, SYS_munmap,
+		SYS_nanosleep, SYS_clock_nanosleep, SYS_poll, SYS_select, SYS_pselect6,
+		SYS_rt_sigprocmask, SYS_shutdown,
+	};
+	enum { N = sizeof(allowed) / sizeof(allowed[0]) };
+	struct sock_filter f[4 + 2 * N + 1];
+	unsigned k = 0;
+
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	                                      offsetof(struct seccomp_data, arch));
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	                                      offsetof(struct seccomp_data, nr));
+	for (unsigned i = 0; i < N; i++) {
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)allowed[i],
+		                                      0, 1);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL);
+	struct sock_fprog prog = {.len = (unsigned short)k, .filter = f};
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+		return 77;
+	crash_here();
+	return 96;
+}
+
 static void lower_soft(int resource, rlim_t value)
 {
 	struct rlimit rl;
@@ -339,6 +384,8 @@ int main(int argc, char **argv)
 		crash_here();
 	} else if (!strcmp(c, "daemon_fds")) {
 		return daemon_fds();
+	} else if (!strcmp(c, "sandbox")) {
+		return sandbox();
 	} else if (!strcmp(c, "pre_thread_overflow")) {
 		pthread_barrier_wait(&attach_now);
 		pthread_join(pre[1], NULL);
