@@ -173,10 +173,14 @@ struct result {
 
 static struct ptrec_pt_img *our_img;
 
+/* What both decoders are told about the clocks (the timed table: MTCFreq and the TSC/crystal
+ * ratio ptgen encodes with; zeros elsewhere). */
+static struct ptrec_pt_time_config clocks;
+
 static struct result ours_insn(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 1};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, clocks};
 	static struct ptrec_pt_flow_iter it;
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
@@ -202,7 +206,7 @@ static struct result ours_insn(const uint8_t *buf, size_t len)
 static struct result ours_runs(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 1};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, clocks};
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_run run;
@@ -226,7 +230,7 @@ static struct result ours_runs(const uint8_t *buf, size_t len)
 static struct result ours_count(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 0};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, clocks};
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_run run;
@@ -245,7 +249,7 @@ static struct result ours_count(const uint8_t *buf, size_t len)
 static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
 {
 	struct result r = {0, 0, 0, 0, hash};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, clocks};
 	static struct ptrec_pt_flow_run runs[64];
 	double t0 = now();
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
@@ -274,7 +278,7 @@ static struct result ours_batch(const uint8_t *buf, size_t len, int hash)
 static struct result ours_total(const uint8_t *buf, size_t len)
 {
 	struct result r = {0, 0, 0, 0, 0};
-	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, {0}};
+	struct ptrec_pt_flow_config cfg = {buf, len, our_img, 0, clocks};
 	struct ptrec_pt_flow_counts c;
 	memset(&c, 0, sizeof(c));
 	double t0 = now();
@@ -369,6 +373,9 @@ static void ipt_config(struct pt_config *cfg, const uint8_t *buf, size_t len)
 	pt_config_init(cfg);
 	cfg->begin = (uint8_t *)(uintptr_t)buf;
 	cfg->end = (uint8_t *)(uintptr_t)buf + len;
+	cfg->mtc_freq = clocks.mtc_freq;
+	cfg->cpuid_0x15_eax = clocks.ctc_den;
+	cfg->cpuid_0x15_ebx = clocks.ctc_num;
 }
 
 static struct result ipt_insn(const uint8_t *buf, size_t len)
@@ -534,6 +541,27 @@ static int load_images(const char *dir)
 	return 0;
 }
 
+/* libipt insn, libipt block, ptrec batch (hashed) and ptrec count on buf: rows (names after
+ * indent) and results in r[0..3].  Returns 1 when the instructions differ from libipt insn's. */
+static int four_rows(const uint8_t *buf, size_t len, const char *indent, struct result r[4])
+{
+	static const char *const name[4] = {"libipt insn", "libipt block", "ptrec batch",
+	                                    "ptrec count"};
+	r[0] = BEST(ipt_insn(buf, len), 2);
+	r[1] = BEST(ipt_block(buf, len, 0), 3);
+	struct result ibh = ipt_block(buf, len, 1);
+	r[1].hash = ibh.hash;
+	r[1].hashed = ibh.insns == r[1].insns;
+	r[2] = BEST(ours_batch(buf, len, 1), 3);
+	r[3] = BEST(ours_total(buf, len), 5);
+	for (int i = 0; i < 4; i++) {
+		char n[64];
+		snprintf(n, sizeof(n), "%s%s", indent, name[i]);
+		row(n, &r[i], len, &r[0]);
+	}
+	return !(r[2].insns == r[0].insns && r[2].hash == r[0].hash && r[3].insns == r[0].insns);
+}
+
 /* The varied trace's table (see the top).  Returns 0, 1 when the decoders disagree, -1 when the
  * trace cannot be made. */
 static int varied(const char *top, const char *ptgen)
@@ -557,23 +585,74 @@ static int varied(const char *top, const char *ptgen)
 		return -1;
 	printf("\nvaried: %s: %.2f MB, one run of tests/progs/workload 10 (not repeated; best of "
 	       "2-5 passes)\n", trace, (double)len / 1e6);
-	struct result ii = BEST(ipt_insn(buf, len), 2);
-	struct result ib = BEST(ipt_block(buf, len, 0), 3);
-	struct result ibh = ipt_block(buf, len, 1);
-	ib.hash = ibh.hash;
-	ib.hashed = ibh.insns == ib.insns;
-	struct result obh = BEST(ours_batch(buf, len, 1), 3);
-	struct result otot = BEST(ours_total(buf, len), 5);
-	row("libipt insn", &ii, len, &ii);
-	row("libipt block", &ib, len, &ii);
-	row("ptrec batch", &obh, len, &ii);
-	row("ptrec count", &otot, len, &ii);
+	struct result r[4];
+	int d = four_rows(buf, len, "", r);
 	printf("\nvaried speed-up: ptrec count %.1fx libipt block, ptrec batch %.1fx libipt insn\n",
-	       ((double)otot.insns / otot.secs) / ((double)ib.insns / ib.secs),
-	       ((double)obh.insns / obh.secs) / ((double)ii.insns / ii.secs));
+	       ((double)r[3].insns / r[3].secs) / ((double)r[1].insns / r[1].secs),
+	       ((double)r[2].insns / r[2].secs) / ((double)r[0].insns / r[0].secs));
 	free(buf);
 	unlink(trace);
-	return !(obh.insns == ii.insns && obh.hash == ii.hash && otot.insns == ii.insns);
+	return d;
+}
+
+/* One row group of the timed table: DIR/run.xl encoded with the ptgen options opts (NULL
+ * ended), repeated reps times.  Returns 0, 1 when the decoders disagree, -1 when the trace
+ * cannot be made. */
+static int timed(const char *dir, const char *ptgen, const char *name, unsigned reps,
+                 char *const *opts)
+{
+	char trace[4200], repstr[32];
+	char *av[32];
+	int n = 0;
+	snprintf(trace, sizeof(trace), "%s/timed.pt", dir);
+	snprintf(repstr, sizeof(repstr), "%u", reps);
+	av[n++] = (char *)ptgen;
+	av[n++] = "encode";
+	while (*opts && n < 24)
+		av[n++] = *opts++;
+	av[n++] = "--repeat";
+	av[n++] = repstr;
+	av[n++] = "-o";
+	av[n++] = trace;
+	av[n++] = (char *)dir;
+	av[n] = NULL;
+	size_t len;
+	uint8_t *buf;
+	if (run_cmd(av) || load_images(dir) || !(buf = read_all(trace, &len)))
+		return -1;
+	printf("%s (%.1f MB)\n", name, (double)len / 1e6);
+	struct result r[4];
+	int d = four_rows(buf, len, "  ", r);
+	free(buf);
+	unlink(trace);
+	return d;
+}
+
+/* The timed table: the bench and varied runs encoded with timing packets, as perf records by
+ * default (tsc=1,mtc=1,mtc_period=3: a TSC in each PSB+ and an MTC about every thousand core
+ * cycles; ptgen's crystal clock is TSC/2 and an instruction takes it 1-3 cycles, so --mtc-freq
+ * 9) and cycle-accurate (--timing all: CYC before nearly every packet, MTC at MTCFreq 3). */
+static int timed_table(const char *bench_dir, const char *varied_dir, const char *ptgen,
+                       unsigned reps)
+{
+	static char *perf_default[] = {"--timing", "tsc,mtc", "--mtc-freq", "9", NULL};
+	static char *all[] = {"--timing", "all", NULL};
+	int d = 0, e;
+	printf("\ntimed: the same runs with timing packets (times process CPU time, best of "
+	       "2-3 passes)\n");
+	printf("%-16s %10s %11s %12s  %-16s %6s  %s\n", "decoder", "trace MB/s", "M insn/s",
+	       "insns", "address hash", "errors", "same as libipt insn");
+	clocks = (struct ptrec_pt_time_config){1, 2, 9, 0, 0};
+	e = timed(bench_dir, ptgen, "bench, --timing tsc,mtc --mtc-freq 9", reps, perf_default);
+	d |= e;
+	if (varied_dir && !e)
+		d |= timed(varied_dir, ptgen, "varied, --timing tsc,mtc --mtc-freq 9", 1,
+		           perf_default);
+	clocks.mtc_freq = 3;
+	/* (a quarter of the repetitions: CYCs make the trace 4-5 times as long) */
+	d |= timed(bench_dir, ptgen, "bench, --timing all", reps / 4 + 1, all);
+	clocks = (struct ptrec_pt_time_config){0, 0, 0, 0, 0};
+	return d;
 }
 
 int main(int argc, char **argv)
@@ -738,6 +817,13 @@ int main(int argc, char **argv)
 	if (v < 0)
 		printf("\nbench_decode: the varied trace could not be made (%s)\n", ptgen);
 	if (v > 0)
+		same = 0;
+	char vdir[4200];
+	snprintf(vdir, sizeof(vdir), "%s/bench/decode-varied", top);
+	int tt = timed_table(dir, v < 0 ? NULL : vdir, ptgen, reps);
+	if (tt < 0)
+		printf("\nbench_decode: the timed traces could not be made (%s)\n", ptgen);
+	if (tt > 0)
 		same = 0;
 	ptrec_pt_img_free(our_img);
 	pt_image_free(ipt_img);

@@ -419,52 +419,134 @@ static inline __attribute__((always_inline)) int chain_step(struct ptrec_pt_flow
 
 /* ---- spans (several chains per lookup, keyed by the trace bytes) --------------------------- */
 
+/* The SPAN_BYTES trace bytes at p as little-endian words (one load each: a memcpy of them all
+ * becomes a `rep movs` here). */
+static inline __attribute__((always_inline)) void span_words(uint64_t *w, const uint8_t *p)
+{
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < SPAN_BYTES / 8; i++)
+		memcpy(&w[i], p + 8 * i, 8);
+}
+
+/* The bits of trace word x that choose a span's slot once a span holds an MTC (f->span_mtc):
+ * without the byte after a 0x59 (an MTC's payload), found byte by byte without reading packet by
+ * packet, so also after a 0x59 that is no MTC header, the same in every copy of the same key
+ * but for an MTC payload that is 0x59 itself (then the span is only missed).  *after carries
+ * the flag of x's last byte to the next word. */
+static inline __attribute__((always_inline)) uint64_t span_hash_bits(uint64_t x, uint64_t *after)
+{
+	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7full, b01 = 0x0101010101010101ull;
+	uint64_t y = x ^ (0x59 * b01);
+	uint64_t z = ~(((y & lo7) + lo7) | y | lo7); /* 0x80 in each byte that is 0x59 */
+	uint64_t after1 = (z << 8 | *after) >> 7;    /* 0x01 in each byte after one */
+	*after = z >> 56;
+	return x & ~((after1 << 8) - after1);
+}
+
 /* The slot of the span at the current block (its chain_hash_blk hc) and the first SPAN_HASHED
- * bytes w of the trace. */
-static inline uint32_t span_slot(const struct ptrec_pt_flow *f, uint32_t hc, const uint64_t *w)
+ * bytes w of the trace: all their bits until a span holds an MTC (this is on the path from one
+ * span to the next), then span_hash_bits.  The span kept when that changes stays in the slot
+ * chosen before (missed once). */
+static inline __attribute__((always_inline)) uint32_t span_slot(const struct ptrec_pt_flow *f,
+                                                                uint32_t hc, const uint64_t *w)
 {
 	static const uint64_t mul[4] = {0xff51afd7ed558ccdull, 0x9e3779b97f4a7c15ull,
 	                                0xc4ceb9fe1a85ec53ull, 0xd6e8feb86659fd93ull};
 	_Static_assert(SPAN_HASHED % 8 == 0 && SPAN_HASHED <= 32, "whole words hashed");
-	uint64_t k = 0;
-	for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
-		k ^= w[i] * mul[i];
+	uint64_t k = 0, after = 0;
+	if (!f->span_mtc) {
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
+			k ^= w[i] * mul[i];
+	} else {
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
+			k ^= span_hash_bits(w[i], &after) * mul[i];
+	}
 	return (hc ^ (uint32_t)(k >> 32)) >> (32 - f->chain_log);
 }
 
-/* The bits of the last IP that the first TIP among the n bytes of TNT and TIP packets at p takes
- * (0: none; IPBytes 3 and 6 give all of them). */
-static uint64_t span_ip_mask(const uint8_t *p, size_t n)
+/* A span's key from its n bytes at p, packets that fast_time, fast_tnt and fast_tip read (no
+ * CYC: span_build keeps no span with one): into s->m the bits that are compared (every bit of
+ * its bytes but the MTCs' payloads), into s->tpos where the MTCs start, into s->ip_mask the bits
+ * of the last IP that its first TIP takes (0: none; IPBytes 3 and 6 give all of them). */
+static void span_key(struct span *s, const uint8_t *p, size_t n)
 {
+	static const uint8_t tip_size[8] = {0, 3, 5, 7, 7, 0, 9, 0};
+	uint8_t m[SPAN_BYTES];
+	int tip_seen = 0;
+	memset(m, 0, sizeof(m));
+	memset(m, 0xff, n);
+	s->tpos = 0;
+	s->ip_mask = 0;
 	for (size_t i = 0; i < n;) {
-		if (p[i] == 0x02) { /* long TNT */
+		unsigned b = p[i];
+		if (b == 0x02) { /* long TNT */
 			i += 8;
-		} else if (!(p[i] & 1)) { /* short TNT */
+		} else if (!(b & 1)) { /* short TNT, PAD */
 			i++;
+		} else if (b == 0x59) { /* MTC */
+			s->tpos |= UINT64_C(1) << i;
+			m[i + 1] = 0;
+			i += 2;
 		} else { /* TIP */
-			unsigned ipb = p[i] >> 5;
-			return ipb == 1 ? ~UINT64_C(0xffff) : ipb == 2 ? ~UINT64_C(0xffffffff)
-			     : ipb == 4 ? ~UINT64_C(0xffffffffffff) : 0;
+			unsigned ipb = b >> 5;
+			if (!tip_seen)
+				s->ip_mask = ipb == 1 ? ~UINT64_C(0xffff) : ipb == 2 ? ~UINT64_C(0xffffffff)
+				           : ipb == 4 ? ~UINT64_C(0xffffffffffff) : 0;
+			tip_seen = 1;
+			i += tip_size[ipb] ? tip_size[ipb] : 1;
 		}
 	}
-	return 0;
+	memcpy(s->m, m, sizeof(m));
+}
+
+/* fast_time for span_build: MTCs and PADs, but not a CYC (where it stops: fast_tnt and fast_tip
+ * do not read one, so no span is kept through it). */
+static inline void span_time(struct ptrec_pt_flow *f)
+{
+	while (f->pos < f->len) {
+		if (f->buf[f->pos] == 0x59 && f->len - f->pos >= 2) {
+			ptrec_pt_time_mtc(&f->time, f->buf[f->pos + 1]);
+			f->pos += 2;
+		} else if (f->buf[f->pos] == 0x00) {
+			f->pos++;
+		} else {
+			return;
+		}
+	}
+}
+
+/* Applies the MTCs of the span at pos whose bits in *todo (its tpos) are below `before`, and
+ * clears those bits. */
+static inline void span_mtc(struct ptrec_pt_flow *f, size_t pos, uint64_t *todo, unsigned before)
+{
+	uint64_t t = *todo;
+	for (; t && (unsigned)__builtin_ctzll(t) < before; t &= t - 1)
+		ptrec_pt_time_mtc(&f->time, f->buf[pos + __builtin_ctzll(t) + 1]);
+	*todo = t;
 }
 
 /* On a span miss, where no TNT bit is queued and nothing is looked ahead: reads the next TNT or
- * TIP and runs the chains as the hot loop would (chain_step), packet after packet while each
- * step is a chain, until such a place comes again at least SPAN_HASHED bytes further.  If
- * nothing else was needed on the way (no timing packet, no other step, no chain that stopped at
- * a successor not cached yet) and it is at most SPAN_BYTES further, keeps in s what they did:
- * it depends only on the key (the block, those bytes, the bits of last_ip the first TIP takes)
- * and on the return addresses the chains returned to from before it; the clock does not move
- * inside it.  Events before the span's first TNT (direct jumps before a first TIP) take the
- * time of the last TNT before it, which the span does not keep: that changes no total, because
- * where a span starts the last event took the current time, and the TIP's event right after
- * them takes it again, so order_time leaves the same first and last time either way.
- * Everything it did is counted as chain_step counts it; a span that cannot be kept makes the
- * hot loop pass the next places without a lookup, more of them after each such span in a row
- * (traces with timing packets everywhere build none).  Returns 1, or 0 when it did nothing (the
- * next packet is not a TNT or TIP). */
+ * TIP (after MTCs and PADs, span_time) and runs the chains as the hot loop would (chain_step),
+ * packet after packet while each step is a chain, until such a place comes again at least
+ * SPAN_HASHED bytes further.  If nothing else was needed on the way (no other packet, a CYC
+ * included, no other step, no chain that stopped at a successor not cached yet) and it is at
+ * most SPAN_BYTES further, keeps in s what they did: it depends only on the key (the block,
+ * those bytes but the MTCs' payloads, the bits of last_ip the first TIP takes) and on the return
+ * addresses the chains returned to from before it.  The clock is the one thing the payloads
+ * change: span_step applies them as fast_time would and reads the clock where the span's last
+ * TNT and TIP were read, as they left it.  Of the events' times only the last one counts (the
+ * first is counted before any span is taken), and it is the clock after the span's last packet:
+ * every event inside it takes the time of a packet read before it (an MTC never moves the clock
+ * back) or, for direct jumps before its first TIP, the time of the last TNT before it, so where
+ * neither that TNT's time nor the last event's is after the clock at the span's start
+ * (span_step checks it), no stamp is after the last one and order_time leaves the last one as
+ * it is.  (CYCs are left out: with cycle-accurate tracing one comes before nearly every packet,
+ * the spans would rarely repeat and their replay would cost what the chains do.)  Everything it
+ * did is counted as chain_step counts it; a span that cannot be kept makes the hot loop pass the
+ * next places without a lookup, more of them after each such span in a row.  Returns 1, or 0
+ * when it did nothing (the next packet is not a TNT or TIP). */
 static __attribute__((noinline)) int span_build(struct ptrec_pt_flow *f,
                                                 struct ptrec_pt_flow_counts *c, uint64_t *insns,
                                                 uint64_t *events, unsigned *ic, uint32_t *hc,
@@ -483,6 +565,7 @@ static __attribute__((noinline)) int span_build(struct ptrec_pt_flow *f,
 		if (!f->tnt_n && f->nx.kind == NX_NONE) {
 			if (f->pos - pos0 >= SPAN_HASHED)
 				break;
+			span_time(f);
 			if (fast_tnt(f)) {
 				r.tnt_seen = 1;
 			} else if (!fast_tip(f)) {
@@ -518,17 +601,16 @@ static __attribute__((noinline)) int span_build(struct ptrec_pt_flow *f,
 	}
 	const uint8_t *p = f->buf + pos0;
 	uint64_t w[SPAN_BYTES / 8];
-	memcpy(w, p, sizeof(w));
+	span_words(w, p);
 	struct span *s = &f->span[span_slot(f, hc0, w)];
 	memset(s, 0, sizeof(*s));
 	s->nblk = ~blk0;
 	s->len = (uint8_t)n;
-	memcpy(s->w, p, n);
-	for (unsigned i = 0; i < SPAN_BYTES / 8 - SPAN_HASHED / 8; i++) {
-		size_t at = SPAN_HASHED + 8 * i; /* the word's first byte */
-		s->m[i] = n >= at + 8 ? ~UINT64_C(0) : n <= at ? 0 : (UINT64_C(1) << 8 * (n - at)) - 1;
-	}
-	s->ip_mask = span_ip_mask(p, n);
+	span_key(s, p, n);
+	if (s->tpos)
+		f->span_mtc = 1;
+	for (unsigned i = 0; i < SPAN_BYTES / 8; i++)
+		s->w[i] = w[i] & s->m[i];
 	s->ip_key = last_ip0 & s->ip_mask;
 	s->has_tip = f->trig_anchor_off >= pos0;
 	s->last_ip = f->last_ip;
@@ -552,6 +634,47 @@ static __attribute__((noinline)) int span_build(struct ptrec_pt_flow *f,
 	return did;
 }
 
+/* Span s at pos, replayed: the decoder as its last TIP (has_tip) left it, read by fast_tip
+ * with the time tf, tsc and taken. */
+static inline __attribute__((always_inline)) void span_replay_tip(struct ptrec_pt_flow *f,
+                                                                  const struct span *s,
+                                                                  size_t pos, unsigned tf,
+                                                                  uint64_t tsc)
+{
+	f->last_ip = s->last_ip;
+	f->trig_anchor = s->last_ip;
+	f->trig_anchor_off = pos + s->tip_rel;
+	memset(&f->nx, 0, sizeof(f->nx));
+	f->nx.has_ip = 1;
+	f->nx.ip = s->last_ip;
+	f->nx.off = pos + s->tip_rel;
+	f->nx.new_mode = f->pending_mode;
+	f->nx.tflags = (uint8_t)tf;
+	f->nx.tsc = tsc;
+}
+
+/* Span s at pos with MTCs, replayed: applies them to the clock in order and leaves the decoder
+ * as its last TNT and its last TIP, read in between, left it. */
+static __attribute__((noinline)) void span_replay_time(struct ptrec_pt_flow *f,
+                                                       const struct span *s, size_t pos)
+{
+	uint64_t todo = s->tpos, tsc;
+	unsigned tnt_at = s->tnt_rel, tip_at = s->has_tip ? s->tip_rel : 0xff; /* 0xff: none */
+	unsigned at[2] = {tnt_at < tip_at ? tnt_at : tip_at, tnt_at < tip_at ? tip_at : tnt_at};
+	for (unsigned k = 0; k < 2 && at[k] != 0xff; k++) {
+		span_mtc(f, pos, &todo, at[k]);
+		unsigned tf = ptrec_pt_time_now(&f->time, &tsc);
+		if (at[k] == tnt_at) {
+			f->tnt_off = pos + tnt_at;
+			f->tnt_tflags = (uint8_t)tf;
+			f->tnt_tsc = tsc;
+		} else {
+			span_replay_tip(f, s, pos, tf, tsc);
+		}
+	}
+	span_mtc(f, pos, &todo, SPAN_BYTES); /* (none: it ends with a TNT or TIP) */
+}
+
 /* Where no TNT bit is queued and nothing is looked ahead (the hot loop of ptrec_pt_flow_count,
  * in its state): the span from the current block through the next trace bytes, counted and
  * the decoder left exactly as its chains would (the TNT and TIP packets read, the return stack,
@@ -570,13 +693,12 @@ static inline __attribute__((always_inline)) int span_step(struct ptrec_pt_flow 
 	if (!f->span)
 		return span_build(f, c, insns, events, ic, hc, acc);
 	uint64_t w[SPAN_BYTES / 8];
-	memcpy(w, f->buf + pos, sizeof(w));
+	span_words(w, f->buf + pos);
 	struct span *s = &f->span[span_slot(f, *hc, w)];
 	uint64_t d = 0;
-	for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
-		d |= w[i] ^ s->w[i];
-	for (unsigned i = SPAN_HASHED / 8; i < SPAN_BYTES / 8; i++)
-		d |= (w[i] ^ s->w[i]) & s->m[i - SPAN_HASHED / 8];
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < SPAN_BYTES / 8; i++)
+		d |= (w[i] & s->m[i]) ^ s->w[i];
 	if (s->nblk != ~f->cur_blk || d ||
 	    (f->last_ip & s->ip_mask) != s->ip_key || s->npop > f->ret_n)
 		return span_build(f, c, insns, events, ic, hc, acc);
@@ -584,26 +706,27 @@ static inline __attribute__((always_inline)) int span_step(struct ptrec_pt_flow 
 	for (unsigned i = 0; i < s->npop; i++)
 		if (f->ret[(top + 2 * RETSTACK_SIZE - 1 - i) % RETSTACK_SIZE] != s->pop[i])
 			return span_build(f, c, insns, events, ic, hc, acc);
+	/* its last event's time is the clock after it where no time counted before is after the
+	 * clock now (see span_build; the first time is counted before any span) */
 	uint64_t tsc;
 	unsigned tf = ptrec_pt_time_now(&f->time, &tsc);
+	if ((tf & PTREC_BRF_HAS_TIME) &&
+	    (!c->have_time || (!f->raw_time && f->ev_tsc > tsc) ||
+	     ((f->tnt_tflags & PTREC_BRF_HAS_TIME) && f->tnt_tsc > tsc)))
+		return span_build(f, c, insns, events, ic, hc, acc);
 	f->span_backoff = 0;
 	f->pos = pos + s->len;
-	if (s->tnt_rel != 0xff) {
-		f->tnt_off = pos + s->tnt_rel;
-		f->tnt_tflags = (uint8_t)tf;
-		f->tnt_tsc = tsc;
-	}
-	if (s->has_tip) { /* as fast_tip left it, taken */
-		f->last_ip = s->last_ip;
-		f->trig_anchor = s->last_ip;
-		f->trig_anchor_off = pos + s->tip_rel;
-		memset(&f->nx, 0, sizeof(f->nx));
-		f->nx.has_ip = 1;
-		f->nx.ip = s->last_ip;
-		f->nx.off = pos + s->tip_rel;
-		f->nx.new_mode = f->pending_mode;
-		f->nx.tflags = (uint8_t)tf;
-		f->nx.tsc = tsc;
+	if (s->tpos) {
+		span_replay_time(f, s, pos);
+		tf = ptrec_pt_time_now(&f->time, &tsc);
+	} else {
+		if (s->tnt_rel != 0xff) {
+			f->tnt_off = pos + s->tnt_rel;
+			f->tnt_tflags = (uint8_t)tf;
+			f->tnt_tsc = tsc;
+		}
+		if (s->has_tip)
+			span_replay_tip(f, s, pos, tf, tsc);
 	}
 	top = (top + RETSTACK_SIZE - s->npop) % RETSTACK_SIZE;
 	for (unsigned i = 0; i < s->npush; i++)
@@ -661,10 +784,13 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 				if (acc & CC_FULL)
 					chain_counts_flush(c, &acc);
 				if (!f->tnt_n && f->nx.kind == NX_NONE && f->chain) {
-					if (f->span_wait)
+					if (f->span_wait) {
 						f->span_wait--;
-					else if (span_step(f, c, &t.insns, &events, &ic, &hc, &acc))
-						continue;
+					} else {
+						fast_time(f); /* as fast_read: a span starts after */
+						if (span_step(f, c, &t.insns, &events, &ic, &hc, &acc))
+							continue;
+					}
 				}
 				if (!f->tnt_n && f->nx.kind == NX_NONE && !fast_read(f)) {
 					pt_flow_lookahead(f, 0);

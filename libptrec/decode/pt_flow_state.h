@@ -112,22 +112,25 @@ _Static_assert(sizeof(struct chain) == 128, "a chain is two cache lines");
 /* A span (ptrec_pt_flow_count): what the chains do from a cached block where no TNT bit is queued
  * and nothing is looked ahead, through the TNT and TIP packets of the next SPAN_HASHED to
  * SPAN_BYTES trace bytes up to the next such place, in one step: keyed by the block, those bytes
- * (no timing packet among them, so the clock does not move), the bits of the last IP its first
+ * (but the payloads of the MTCs among them: they only move the clock, which the span replays),
+ * the bits of the last IP its first
  * TIP takes, and checked against the return addresses it returns to (calls made before it).
- * 192 bytes. */
+ * 256 bytes. */
 struct span {
 	int32_t nblk;       /* key: ~ the block it starts at (0: empty slot, as calloc leaves it) */
 	uint8_t len;        /* key: trace bytes (SPAN_HASHED .. SPAN_BYTES) */
 	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
 	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
 	uint8_t has_tip;    /* a TIP is among its packets */
-	uint64_t w[SPAN_BYTES / 8]; /* key: the bytes (little-endian words; zero past len) */
-	uint64_t m[SPAN_BYTES / 8 - SPAN_HASHED / 8]; /* the words past SPAN_HASHED: which bytes */
+	uint64_t w[SPAN_BYTES / 8]; /* key: the bytes (little-endian words) & m */
+	uint64_t m[SPAN_BYTES / 8]; /* the bits of them in the key: not those past len, nor the
+	                               payloads of its MTCs */
 	uint64_t ip_mask;   /* key: the bits of last_ip its first TIP takes (0: none) */
 	uint64_t ip_key;    /* key: last_ip & ip_mask */
 	uint64_t counts;    /* jcc, jmp, call, compressed ret, taken (chain_counts_flush's fields) */
 	uint64_t to;        /* the IP it ends at */
 	uint64_t last_ip;   /* its last TIP's IP (has_tip) */
+	uint64_t tpos;      /* bit i: an MTC starts at its byte i */
 	int32_t end;        /* the block it ends at */
 	uint32_t end_h;     /* chain_hash_blk(end) */
 	uint32_t insns;     /* instructions */
@@ -143,7 +146,8 @@ struct span {
 	uint64_t pop[SPAN_POP];   /* the return addresses it found on the stack, top first */
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct span) == 192, "a span is three cache lines");
+_Static_assert(sizeof(struct span) == 256, "a span is four cache lines");
+_Static_assert(SPAN_BYTES <= 64, "tpos has a bit per byte");
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -292,6 +296,7 @@ struct ptrec_pt_flow {
 	void *span_mem;
 	unsigned span_wait;         /* places to pass before the next span lookup */
 	unsigned span_backoff;      /* span_wait after the next span that cannot be built */
+	uint8_t span_mtc;           /* a span held an MTC: its payloads do not choose slots */
 	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
 	                               known, no PTW queued, no chunks to retire (set only when
 	                               next_run_refill returns, cleared by ptrec_pt_flow_next_runs; read only

@@ -4,7 +4,8 @@
  * Input: byte 0 = n (code size / 2), then 2n bytes of code mapped at 0x1000 (64-bit), the rest
  * is the trace.  Checks: no crash or sanitizer report, every run's instruction count and lengths
  * are sane, the decoder ends (bounded), the instruction iterator agrees with the runs, and the
- * totals of ptrec_pt_flow_count (chains) are the runs added up.
+ * totals of ptrec_pt_flow_count (chains and spans) are the runs added up, the first and last
+ * time included (the second pass with the clocks configured, so that MTCs move time).
  *
  * Build and run (`make fuzz-flow` does this, FUZZ_SECONDS bounds it):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude -Ilibptrec \
@@ -46,6 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (unsigned errata = 0; errata < 2; errata++) {
 		struct ptrec_pt_flow_config cfg = {trace, ntrace, img, errata ? 7u : 0u, {0}};
+		if (errata)
+			cfg.time = (struct ptrec_pt_time_config){1, 2, 3, 20, 0};
 		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 		FUZZ_ASSERT(f);
 		struct ptrec_pt_flow_run run;
@@ -64,6 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sum.jcc_taken += run.ev.kind == PTREC_BR_JCC && (run.ev.flags & PTREC_BRF_TAKEN);
 			sum.ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
 			sum.aux += run.aux != 0;
+			if (run.ev.flags & PTREC_BRF_HAS_TIME) {
+				if (!sum.have_time)
+					sum.time_first = run.ev.timestamp;
+				sum.have_time = 1;
+				sum.time_last = run.ev.timestamp;
+			}
 			FUZZ_ASSERT(++nrun < 100000000);
 		}
 		FUZZ_ASSERT(e == 0);
@@ -76,6 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(ptrec_pt_flow_count(f, &cnt) == 0);
 		FUZZ_ASSERT(cnt.insns == insns && cnt.jcc_taken == sum.jcc_taken &&
 		            cnt.ret_compressed == sum.ret_compressed && cnt.aux == sum.aux);
+		FUZZ_ASSERT(cnt.have_time == sum.have_time && cnt.time_first == sum.time_first &&
+		            cnt.time_last == sum.time_last);
 		for (unsigned k = PTREC_BR_NONE + 1; k < PTREC_BR_KIND_COUNT_; k++)
 			FUZZ_ASSERT(cnt.kind[k] == sum.kind[k]);
 		ptrec_pt_flow_free(f);

@@ -16,7 +16,10 @@
 # `chains` returns from the same code to different callers, `indirect` and `switch` (a jump
 # table) change the TIP target between visits of one branch, `nocomp` settings mix returns
 # by TIP with the compressed ones, the ovf/psb settings put overflows and PSBs inside chain
-# windows.  SKIPs only without ptrace.
+# windows.  Spans (several chains per lookup, keyed by the trace bytes but the MTC payloads)
+# apply the MTCs inside them: the mtc settings (perf's default timing: TSC and MTC, no CYC)
+# check the first and last time with spans through MTCs, overflows and PSBs among them.
+# SKIPs only without ptrace.
 . "$top_srcdir/tests/ptgen/ptgen_lib.sh"
 : "${PTREC_TOOL:?run me from make check (PTREC_TOOL is not set)}"
 COMPARE="$top_builddir/tests/ptgen/flow_compare"
@@ -90,6 +93,8 @@ for p in loops signals indirect recursion switch chains; do
 $PTGEN_SETTINGS
 ovf-psb200|--psb-period 200 --overflow 2000:100
 ovf-timing|--timing all --overflow 3000:500 --psb-period 700
+mtc-ovf|--timing tsc,mtc --overflow 3000:500 --psb-period 700
+mtc9-mix|--timing tsc,mtc --mtc-freq 9 --ip mix --seed 5
 corrupt-tnt|--corrupt-tnt 500 --psb-period 300
 repeat|--repeat 3 --psb-period 2000
 EOF2

@@ -121,6 +121,16 @@ static void ptw4(struct tb *t, uint32_t v, int ipbit)
 }
 
 static void tsc(struct tb *t, uint64_t v) { put(t, 0x19); put_le(t, v, 7); }
+/* MTC with CTC[N+7:N] (N: the configured MTCFreq); TMA with CTC[15:0] and FastCounter. */
+static void mtc(struct tb *t, unsigned ctc) { put(t, 0x59); put(t, ctc & 0xff); }
+static void tma(struct tb *t, unsigned ctc, unsigned fc)
+{
+	put(t, 0x02);
+	put(t, 0x73);
+	put_le(t, ctc & 0xffff, 2);
+	put(t, 0);
+	put_le(t, fc & 0x1ff, 2);
+}
 /* CYC with fewer than 32 cycles (one byte). */
 static void cyc(struct tb *t, unsigned n) { put(t, (n << 3) | 0x3); }
 
@@ -1317,6 +1327,57 @@ static void test_count_cyc(void)
 	}
 }
 
+/* A pass of the loop at 0x1000 (jne taken twice, then jmp rax back to it): TNT ttn, an MTC with
+ * CTC bits ctc, a CYC of cycles (none when 0), TIP 0x1000. */
+static void mtc_pass(struct tb *t, unsigned ctc, unsigned cycles)
+{
+	tnt(t, "ttn");
+	mtc(t, ctc);
+	if (cycles)
+		cyc(t, cycles);
+	tip(t, 0x1000);
+}
+
+/* Spans of ptrec_pt_flow_count take MTCs in them (perf's default timing: an MTC every few
+ * dozen trace bytes): the same bytes but the MTC payloads are the same span, and the MTCs are
+ * applied to the clock as they come ("MTC provides a periodic indication of wall-clock time",
+ * its payload the crystal clock's bits MTCFreq+7..MTCFreq).  The loop at 0x1000 runs 300
+ * times, each pass TNT ttn (its three JCCs), an MTC 100 crystal ticks on (ratio 2/1: 200 TSC
+ * ticks), TIP back to 0x1000 (jmp rax); the time of the last event (the disable) is the TSC
+ * plus 200 per pass.  (With MTCs left out where spans are taken, the crystal clock would lose
+ * 256 ticks wherever three or more in a row are left out.)  Then with a CYC of 7 cycles right
+ * after each MTC (2 TSC ticks per cycle: CBR 10, nominal ratio 20), which a span does not take,
+ * and MTCs 5 crystal ticks apart: a CYC counts the cycles since the previous CYC, so the time
+ * runs 14 ticks a pass from the first MTC on, ahead of the MTCs' 10 (a CYC is never placed
+ * before the last MTC, an MTC behind the time holds it still). */
+static void test_count_span_mtc(void)
+{
+	enum { PASSES = 300 };
+	for (int with_cyc = 0; with_cyc < 2; with_cyc++) {
+		struct tb t;
+		t.n = 0;
+		psb(&t);
+		tsc(&t, 10000);
+		tma(&t, 0, 0);
+		cbr(&t, 10);
+		mode_exec(&t, 1, 0);
+		fup(&t, 0x1000);
+		psbend(&t);
+		for (unsigned i = 0; i < PASSES; i++)
+			mtc_pass(&t, (i + 1) * (with_cyc ? 5 : 100), with_cyc ? 7 : 0);
+		pgd(&t, 0);
+		CHECK(t.n < sizeof(t.b));
+		struct ptrec_pt_flow_counts c, r;
+		count_both(&(struct ptrec_pt_flow_config){t.b, t.n, image, 0, {1, 2, 0, 20, 0}}, &c, &r,
+		           NULL, NULL);
+		check_same_counts(&c, &r);
+		CHECK_EQ_U64(c.kind[PTREC_BR_JCC], 3 * PASSES);
+		CHECK_EQ_U64(c.kind[PTREC_BR_IND_JMP], PASSES);
+		CHECK_EQ_U64(c.time_first, 10000);
+		CHECK_EQ_U64(c.time_last, with_cyc ? 10000 + 10 + 14 * PASSES : 10000 + 200 * PASSES);
+	}
+}
+
 /* One run as ptrec_pt_flow_next_run delivered it, with its lengths copied (they are only valid until
  * the next call). */
 struct run_copy {
@@ -2111,6 +2172,7 @@ int main(void)
 	test_count_span_last_ip();
 	test_count_span_deep();
 	test_count_cyc();
+	test_count_span_mtc();
 	test_batch_same();
 	test_psb_return_stack();
 	test_power_events();
