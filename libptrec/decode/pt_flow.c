@@ -65,6 +65,7 @@ void ptrec_pt_flow_free(struct ptrec_pt_flow *f)
 	free(f->hash);
 	free(f->chain);
 	free(f->span_mem);
+	free(f->span_pay);
 	for (uint32_t i = 0; i < f->nchunk; i++)
 		free(f->chunk[i]);
 	free(f->chunk);

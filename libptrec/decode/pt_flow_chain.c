@@ -445,8 +445,8 @@ static inline __attribute__((always_inline)) uint64_t span_hash_bits(uint64_t x,
 
 /* The slot of the span at the current block (its chain_hash_blk hc) and the first SPAN_HASHED
  * bytes w of the trace: all their bits until a span holds an MTC (this is on the path from one
- * span to the next), then span_hash_bits.  The span kept when that changes stays in the slot
- * chosen before (missed once). */
+ * span to the next), then span_hash_bits (the spans kept before whose bytes hold a 0x59 are then
+ * missed once). */
 static inline __attribute__((always_inline)) uint32_t span_slot(const struct ptrec_pt_flow *f,
                                                                 uint32_t hc, const uint64_t *w)
 {
@@ -466,39 +466,47 @@ static inline __attribute__((always_inline)) uint32_t span_slot(const struct ptr
 	return (hc ^ (uint32_t)(k >> 32)) >> (32 - f->chain_log);
 }
 
-/* A span's key from its n bytes at p, packets that fast_time, fast_tnt and fast_tip read (no
- * CYC: span_build keeps no span with one): into s->m the bits that are compared (every bit of
- * its bytes but the MTCs' payloads), into s->tpos where the MTCs start, into s->ip_mask the bits
- * of the last IP that its first TIP takes (0: none; IPBytes 3 and 6 give all of them). */
-static void span_key(struct span *s, const uint8_t *p, size_t n)
+/* The bits of the last IP that a first TIP with IPBytes b takes (0: none; IPBytes 3 and 6
+ * give all of them). */
+static const uint64_t span_ip_mask[8] = {0, ~UINT64_C(0xffff), ~UINT64_C(0xffffffff), 0,
+                                         ~UINT64_C(0xffffffffffff), 0, 0, 0};
+
+/* A span's key from its n bytes at p, packets that span_time, fast_tnt and fast_tip read (no
+ * CYC): into s->w their words but the MTCs' payloads (zero), into s->m the bits of the words past
+ * SPAN_HASHED that are compared (its bytes but the payloads), into pay those of the words before
+ * that are not (the payloads), into s->tpos where the MTCs start, into s->ip_bytes the IPBytes of
+ * its first TIP. */
+static void span_key(struct span *s, uint64_t pay[SPAN_HASHED / 8], const uint8_t *p, size_t n)
 {
 	static const uint8_t tip_size[8] = {0, 3, 5, 7, 7, 0, 9, 0};
-	uint8_t m[SPAN_BYTES];
-	int tip_seen = 0;
+	uint8_t b[SPAN_BYTES], m[SPAN_BYTES];
+	memset(b, 0, sizeof(b));
+	memcpy(b, p, n);
 	memset(m, 0, sizeof(m));
 	memset(m, 0xff, n);
 	s->tpos = 0;
-	s->ip_mask = 0;
+	s->ip_bytes = 0;
 	for (size_t i = 0; i < n;) {
-		unsigned b = p[i];
-		if (b == 0x02) { /* long TNT */
+		if (b[i] == 0x02) { /* long TNT */
 			i += 8;
-		} else if (!(b & 1)) { /* short TNT, PAD */
+		} else if (!(b[i] & 1)) { /* short TNT, PAD */
 			i++;
-		} else if (b == 0x59) { /* MTC */
+		} else if (b[i] == 0x59) { /* MTC */
 			s->tpos |= UINT64_C(1) << i;
-			m[i + 1] = 0;
+			b[i + 1] = m[i + 1] = 0;
 			i += 2;
 		} else { /* TIP */
-			unsigned ipb = b >> 5;
-			if (!tip_seen)
-				s->ip_mask = ipb == 1 ? ~UINT64_C(0xffff) : ipb == 2 ? ~UINT64_C(0xffffffff)
-				           : ipb == 4 ? ~UINT64_C(0xffffffffffff) : 0;
-			tip_seen = 1;
+			unsigned ipb = b[i] >> 5;
+			if (!s->ip_bytes)
+				s->ip_bytes = (uint8_t)ipb;
 			i += tip_size[ipb] ? tip_size[ipb] : 1;
 		}
 	}
-	memcpy(s->m, m, sizeof(m));
+	memcpy(s->w, b, sizeof(b));
+	memcpy(s->m, m + SPAN_HASHED, sizeof(s->m));
+	memcpy(pay, m, SPAN_HASHED);
+	for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
+		pay[i] = ~pay[i];
 }
 
 /* fast_time for span_build: MTCs and PADs, but not a CYC (where it stops: fast_tnt and fast_tip
@@ -600,21 +608,21 @@ static __attribute__((noinline)) int span_build(struct ptrec_pt_flow *f,
 		f->span = (struct span *)(((uintptr_t)f->span_mem + 63) & ~(uintptr_t)63);
 	}
 	const uint8_t *p = f->buf + pos0;
-	uint64_t w[SPAN_BYTES / 8];
-	span_words(w, p);
-	struct span *s = &f->span[span_slot(f, hc0, w)];
+	struct span k, *s = &k;
+	uint64_t pay[SPAN_HASHED / 8];
 	memset(s, 0, sizeof(*s));
 	s->nblk = ~blk0;
 	s->len = (uint8_t)n;
-	span_key(s, p, n);
-	if (s->tpos)
+	span_key(s, pay, p, n);
+	if (s->tpos && !f->span_pay) { /* from now on (the spans kept before have no MTC) */
+		f->span_pay = calloc((size_t)1 << f->chain_log, sizeof(*f->span_pay));
+		if (!f->span_pay)
+			return did;
 		f->span_mtc = 1;
-	for (unsigned i = 0; i < SPAN_BYTES / 8; i++)
-		s->w[i] = w[i] & s->m[i];
-	s->ip_key = last_ip0 & s->ip_mask;
-	s->has_tip = f->trig_anchor_off >= pos0;
+	}
+	s->ip_key = last_ip0 & span_ip_mask[s->ip_bytes];
 	s->last_ip = f->last_ip;
-	s->tip_rel = (uint8_t)(f->trig_anchor_off - pos0);
+	s->tip_rel = f->trig_anchor_off >= pos0 ? (uint8_t)(f->trig_anchor_off - pos0) : 0xff;
 	s->tnt_rel = r.tnt_seen ? (uint8_t)(f->tnt_off - pos0) : 0xff;
 	s->counts = a;
 	s->insns = (uint32_t)n_insns;
@@ -631,10 +639,16 @@ static __attribute__((noinline)) int span_build(struct ptrec_pt_flow *f,
 	s->rn_cap = (uint8_t)(r.cap < 255 ? r.cap : 255);
 	memcpy(s->push, r.push, sizeof(s->push));
 	memcpy(s->pop, r.pop, sizeof(s->pop));
+	uint64_t w[SPAN_BYTES / 8];
+	span_words(w, p);
+	uint32_t slot = span_slot(f, hc0, w);
+	f->span[slot] = k;
+	if (f->span_pay)
+		memcpy(f->span_pay[slot], pay, sizeof(pay));
 	return did;
 }
 
-/* Span s at pos, replayed: the decoder as its last TIP (has_tip) left it, read by fast_tip
+/* Span s at pos, replayed: the decoder as its last TIP (if any) left it, read by fast_tip
  * with the time tf, tsc and taken. */
 static inline __attribute__((always_inline)) void span_replay_tip(struct ptrec_pt_flow *f,
                                                                   const struct span *s,
@@ -659,7 +673,7 @@ static __attribute__((noinline)) void span_replay_time(struct ptrec_pt_flow *f,
                                                        const struct span *s, size_t pos)
 {
 	uint64_t todo = s->tpos, tsc;
-	unsigned tnt_at = s->tnt_rel, tip_at = s->has_tip ? s->tip_rel : 0xff; /* 0xff: none */
+	unsigned tnt_at = s->tnt_rel, tip_at = s->tip_rel; /* 0xff: none */
 	unsigned at[2] = {tnt_at < tip_at ? tnt_at : tip_at, tnt_at < tip_at ? tip_at : tnt_at};
 	for (unsigned k = 0; k < 2 && at[k] != 0xff; k++) {
 		span_mtc(f, pos, &todo, at[k]);
@@ -694,13 +708,23 @@ static inline __attribute__((always_inline)) int span_step(struct ptrec_pt_flow 
 		return span_build(f, c, insns, events, ic, hc, acc);
 	uint64_t w[SPAN_BYTES / 8];
 	span_words(w, f->buf + pos);
-	struct span *s = &f->span[span_slot(f, *hc, w)];
+	uint32_t slot = span_slot(f, *hc, w);
+	const struct span *s = &f->span[slot];
 	uint64_t d = 0;
-#pragma GCC unroll 8
-	for (unsigned i = 0; i < SPAN_BYTES / 8; i++)
-		d |= (w[i] & s->m[i]) ^ s->w[i];
+	if (f->span_pay) { /* the MTC payloads there are not compared */
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
+			d |= (w[i] & ~f->span_pay[slot][i]) ^ s->w[i];
+	} else {
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < SPAN_HASHED / 8; i++)
+			d |= w[i] ^ s->w[i];
+	}
+#pragma GCC unroll 4
+	for (unsigned i = SPAN_HASHED / 8; i < SPAN_BYTES / 8; i++)
+		d |= (w[i] & s->m[i - SPAN_HASHED / 8]) ^ s->w[i];
 	if (s->nblk != ~f->cur_blk || d ||
-	    (f->last_ip & s->ip_mask) != s->ip_key || s->npop > f->ret_n)
+	    (f->last_ip & span_ip_mask[s->ip_bytes]) != s->ip_key || s->npop > f->ret_n)
 		return span_build(f, c, insns, events, ic, hc, acc);
 	unsigned top = f->ret_top;
 	for (unsigned i = 0; i < s->npop; i++)
@@ -725,7 +749,7 @@ static inline __attribute__((always_inline)) int span_step(struct ptrec_pt_flow 
 			f->tnt_tflags = (uint8_t)tf;
 			f->tnt_tsc = tsc;
 		}
-		if (s->has_tip)
+		if (s->tip_rel != 0xff)
 			span_replay_tip(f, s, pos, tf, tsc);
 	}
 	top = (top + RETSTACK_SIZE - s->npop) % RETSTACK_SIZE;

@@ -112,25 +112,25 @@ _Static_assert(sizeof(struct chain) == 128, "a chain is two cache lines");
 /* A span (ptrec_pt_flow_count): what the chains do from a cached block where no TNT bit is queued
  * and nothing is looked ahead, through the TNT and TIP packets of the next SPAN_HASHED to
  * SPAN_BYTES trace bytes up to the next such place, in one step: keyed by the block, those bytes
- * (but the payloads of the MTCs among them: they only move the clock, which the span replays),
- * the bits of the last IP its first
- * TIP takes, and checked against the return addresses it returns to (calls made before it).
- * 256 bytes. */
+ * but the payloads of the MTCs among them (they only move the clock, which the span replays),
+ * the bits of the last IP its first TIP takes, and checked against the return addresses it
+ * returns to (calls made before it).  192 bytes. */
 struct span {
 	int32_t nblk;       /* key: ~ the block it starts at (0: empty slot, as calloc leaves it) */
 	uint8_t len;        /* key: trace bytes (SPAN_HASHED .. SPAN_BYTES) */
 	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
 	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
-	uint8_t has_tip;    /* a TIP is among its packets */
-	uint64_t w[SPAN_BYTES / 8]; /* key: the bytes (little-endian words) & m */
-	uint64_t m[SPAN_BYTES / 8]; /* the bits of them in the key: not those past len, nor the
-	                               payloads of its MTCs */
-	uint64_t ip_mask;   /* key: the bits of last_ip its first TIP takes (0: none) */
-	uint64_t ip_key;    /* key: last_ip & ip_mask */
+	uint8_t ip_bytes;   /* key: IPBytes of its first TIP (0: none), which bits of last_ip it takes */
+	uint64_t w[SPAN_BYTES / 8]; /* key: the bytes (little-endian words; zero past len and in
+	                               its MTCs' payloads) */
+	uint64_t m[SPAN_BYTES / 8 - SPAN_HASHED / 8]; /* the words past SPAN_HASHED: which bits are
+	                               compared (its bytes but its MTCs' payloads; the words before
+	                               it: all but span_pay's) */
+	uint64_t tpos;      /* bit i: an MTC starts at its byte i */
+	uint64_t ip_key;    /* key: those bits of last_ip */
 	uint64_t counts;    /* jcc, jmp, call, compressed ret, taken (chain_counts_flush's fields) */
 	uint64_t to;        /* the IP it ends at */
-	uint64_t last_ip;   /* its last TIP's IP (has_tip) */
-	uint64_t tpos;      /* bit i: an MTC starts at its byte i */
+	uint64_t last_ip;   /* its last TIP's IP (tip_rel < 0xff) */
 	int32_t end;        /* the block it ends at */
 	uint32_t end_h;     /* chain_hash_blk(end) */
 	uint32_t insns;     /* instructions */
@@ -138,7 +138,7 @@ struct span {
 	uint16_t events;    /* branch events */
 	uint8_t end_ic;     /* the iclass of block end */
 	uint8_t tnt_rel;    /* its last TNT's offset from its start (0xff: it has none) */
-	uint8_t tip_rel;    /* its last TIP's (has_tip) */
+	uint8_t tip_rel;    /* its last TIP's (0xff: it has none) */
 	uint8_t no_progress; /* no_progress afterwards */
 	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
 	uint8_t rn_cap;
@@ -146,8 +146,8 @@ struct span {
 	uint64_t pop[SPAN_POP];   /* the return addresses it found on the stack, top first */
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct span) == 256, "a span is four cache lines");
-_Static_assert(SPAN_BYTES <= 64, "tpos has a bit per byte");
+_Static_assert(sizeof(struct span) == 192, "a span is three cache lines");
+_Static_assert(SPAN_BYTES < 64, "tpos has a bit per byte");
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -296,7 +296,10 @@ struct ptrec_pt_flow {
 	void *span_mem;
 	unsigned span_wait;         /* places to pass before the next span lookup */
 	unsigned span_backoff;      /* span_wait after the next span that cannot be built */
-	uint8_t span_mtc;           /* a span held an MTC: its payloads do not choose slots */
+	uint8_t span_mtc;           /* a span held an MTC: their payloads do not choose slots */
+	uint64_t (*span_pay)[SPAN_HASHED / 8]; /* per span slot, once a span held an MTC (else
+	                               NULL): the bits of its first SPAN_HASHED bytes that are not
+	                               compared (its MTCs' payloads) */
 	uint8_t hot;                /* ptrec_pt_flow_next_run may try its hot path: ST_ENABLED, cur_blk
 	                               known, no PTW queued, no chunks to retire (set only when
 	                               next_run_refill returns, cleared by ptrec_pt_flow_next_runs; read only
