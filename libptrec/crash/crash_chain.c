@@ -323,7 +323,15 @@ void ptrec_chain_exiting(void)
 }
 
 /* ptrec_call_on_stack: frame-pointer based, with CFI, so an unwinder in the application's
- * handler walks through it into libptrec's handler and the signal frame. */
+ * handler walks through it into libptrec's handler and the signal frame.
+ *
+ * The call it makes runs on the application's stack, above libptrec's signal stack: to gdb the
+ * frame that switched stacks is then "inner" to the one it called, and a backtrace from the
+ * application's handler (a core dumped after the handler raised the signal again: zstd's,
+ * Redis's) stopped there ("previous frame inner to this frame (corrupt stack?)"), short of the
+ * fault.  gdb lets exactly one function switch stacks that way, the split-stack __morestack
+ * (it looks the frame's function up by that name): the switching call lies in a local symbol of
+ * that name, invisible to the dynamic linker and to any other object's __morestack. */
 __asm__(".text\n"
         ".p2align 4\n"
         ".globl ptrec_call_on_stack\n"
@@ -336,6 +344,8 @@ __asm__(".text\n"
         ".cfi_offset %rbp, -16\n"
         "movq %rsp, %rbp\n"
         ".cfi_def_cfa_register %rbp\n"
+        ".type __morestack,@function\n"
+        "__morestack:\n"
         "andq $-16, %rdi\n"
         "movq %rdi, %rsp\n"
         "movq %rsi, %rax\n"
@@ -345,6 +355,7 @@ __asm__(".text\n"
         "popq %rbp\n"
         ".cfi_def_cfa %rsp, 8\n"
         "ret\n"
+        ".size __morestack, .-__morestack\n"
         ".cfi_endproc\n"
         ".size ptrec_call_on_stack, .-ptrec_call_on_stack\n");
 
