@@ -65,7 +65,7 @@ session() {
 	rm -f "$work/bye" "$work/imap.out"
 	bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
 		head -n 1 <&3; printf "a CAPABILITY\r\n" >&3; head -n 2 <&3
-		while [ ! -e "$2/bye" ]; do sleep 0.1; done
+		while [ -d "$2" ] && [ ! -e "$2/bye" ]; do sleep 0.1; done
 		printf "b LOGOUT\r\n" >&3' session "$port" "$work" >"$work/imap.out" 2>&1 &
 	client=$!
 	for _ in $(seq 1 150); do

@@ -59,13 +59,14 @@ kids_of() {
 		read -r p _ _ pp _ 2>/dev/null <"$st" && [ "$pp" = "$1" ] && echo "$p"
 	done
 }
-# connect N: a connection (sends its identification, reads sshd's, stays open until $work/bye
-# exists) whose [net] child is under its seccomp filter; sets monitor and net
+# connect N: the connection N (sends its identification, reads sshd's, stays open until
+# $work/byeN exists) whose [net] child is under its seccomp filter; sets monitor and net
 connect() {
-	rm -f "$work/bye"
 	bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
 		printf "SSH-2.0-ptrec_test\r\n" >&3; head -n 1 <&3
-		while [ ! -e "$2/bye" ]; do sleep 0.1; done' connect "$port" "$work" >"$work/conn$1" 2>&1 &
+		while [ -d "$2" ] && [ ! -e "$2/bye$3" ]; do sleep 0.1; done' connect "$port" "$work" "$1" \
+		>"$work/conn$1" 2>&1 &
+	client=$!
 	monitor= net=
 	for _ in $(seq 1 150); do
 		monitor=$(kids_of "$pid" | head -n 1)
@@ -76,6 +77,11 @@ connect() {
 	grep -q '^SSH-2.0-' "$work/conn$1" || { cat "$work/conn$1" "$work/err"; fail "sshd did not answer"; }
 	[ -n "$net" ] && grep -q '^Seccomp:[[:space:]]*2$' "/proc/$net/status" ||
 		{ cat "$work/err"; fail "no [net] child under its seccomp filter"; }
+}
+# bye N: ends the connection N (its client closes it) and waits for its client
+bye() {
+	touch "$work/bye$1"
+	wait "$client"
 }
 # gone PID: waits until PID no longer exists
 gone() {
@@ -100,7 +106,7 @@ kill -CONT "$monitor"
 [ -n "$code" ] || fail "[net] did not die"
 [ $((code & 127)) -eq 11 ] ||
 	fail "[net] died of signal $((code & 127)), expected 11 (31: the seccomp filter's SIGSYS)"
-touch "$work/bye"
+bye 1
 gone "$monitor"
 ! grep -q "^ptrec: .* in pid $net " "$work/err" || fail "a ptrec line for the [net] child"
 [ -z "$(ls "$work/dumps")" ] || fail "a file for the [net] child"
@@ -110,9 +116,11 @@ victim=$monitor
 gdb_stack "$victim"
 kill -SEGV "$victim"
 gone "$victim"
-touch "$work/bye"
+bye 2
+gone "$net"
 connect 3
-touch "$work/bye"
+bye 3
+gone "$monitor"
 kill -TERM "$pid"
 wait_server 60 "did not stop on SIGTERM"
 echo "--- sshd (status $status), its log:"; cat "$work/err"
