@@ -161,6 +161,7 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 
 	if (dump->has_regs) {
 		const uint64_t *g = dump->regs.gregs;
+		r->have_regs = 1;
 		r->fault_pc = g[PTREC_REG_RIP];
 		if (r->nthreads && r->threads[0].crashed) {
 			struct ptrec_report_thread *t = &r->threads[0];

@@ -88,7 +88,9 @@ struct ptrec_report {
 	struct ptrec_warnings warnings;      /* everything non-fatal, in order found */
 	struct ptrec_report_thread *threads; /* crashing thread first, then dump order */
 	size_t nthreads;
-	uint64_t fault_pc;                   /* RIP of the crashing thread (REGS), 0 if unknown */
+	int have_regs;                       /* the dump holds the crashing thread's registers */
+	uint64_t fault_pc;                   /* RIP of the crashing thread (REGS; 0 without them,
+	                                        or after a call through a null pointer) */
 	uint8_t fault_bytes[16];             /* instruction bytes at fault_pc */
 	size_t nfault_bytes;
 	const char *fault_bytes_source;      /* "dump memory", "file PATH", or NULL */

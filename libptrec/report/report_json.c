@@ -304,7 +304,7 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 	}
 	fputc(']', out);
 	fputs(",\"fault\":", out);
-	if (r->fault_pc) {
+	if (r->have_regs) {
 		fputs("{\"location\":", out);
 		jloc(r, out, r->fault_pc, 0);
 		fputs(",\"bytes\":\"", out);

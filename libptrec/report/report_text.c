@@ -111,7 +111,7 @@ static void print_stack(struct ptrec_report *r, const struct ptrec_report_thread
 		fprintf(out, "  (none: %s)\n", t->status ? t->status : "no history");
 		return;
 	}
-	if (with_pc && r->fault_pc)
+	if (with_pc && r->have_regs)
 		fprintf(out, "  #%-3zu %s\n", n++, loc(r, r->fault_pc, 0, buf, sizeof(buf)));
 	for (size_t i = 0; i < t->nstack; i++) {
 		const struct ptrec_frame *f = &t->stack[i];
@@ -243,9 +243,11 @@ static void print_unwound(struct ptrec_report *r, const struct ptrec_report_thre
 				fprintf(out, " at %s:%u", in[i + 1].file, in[i + 1].line);
 			fprintf(out, ")  [%s]\n", how);
 		}
-		fprintf(out, "  #%-3zu %s  [%s]\n", num++,
-		        loc_at(r, f->pc, f->return_address, n ? &in[n - 1] : NULL, buf, sizeof(buf)),
-		        how);
+		if (!f->pc) /* a call through a null pointer: pc 0, as gdb shows it */
+			snprintf(buf, sizeof(buf), "0x0");
+		else
+			loc_at(r, f->pc, f->return_address, n ? &in[n - 1] : NULL, buf, sizeof(buf));
+		fprintf(out, "  #%-3zu %s  [%s]\n", num++, buf, how);
 	}
 	fprintf(out, "  (stops: %s)\n", t->unwind_stop ? t->unwind_stop : "?");
 }
@@ -460,7 +462,7 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	}
 
 	fprintf(out, "\n== Faulting instruction\n");
-	if (r->fault_pc) {
+	if (r->have_regs) {
 		struct ptrec_symbol s;
 		ptrec_symbolize(&r->sym, r->fault_pc, 0, &s);
 		fprintf(out, "address:  0x%" PRIx64 "%s\n", r->fault_pc,

@@ -3,7 +3,7 @@
  * function named after it, called through handle_request() from main(), so a test can check
  * that the report names the crashing function and its callers.
  *
- *   crasher CASE      CASE: segv_null segv_wild bus ill fpe abort trap sys overflow
+ *   crasher CASE      CASE: segv_null segv_wild call_null bus ill fpe abort trap sys overflow
  *                           two_threads heap thread_after_init ptrec_assert chain jit
  *                           own_handler vfork vfork_signal exit_race return_race
  *                           main_exit
@@ -58,6 +58,14 @@ static volatile int keep_recursing = 1;
 __attribute__((noinline)) static void crash_segv_null(void)
 {
 	*(volatile int *)addr_null = 1;
+}
+
+/* A call through an unset callback: the fault is at pc 0. */
+__attribute__((noinline)) static void crash_call_null(void)
+{
+	void (*volatile callback)(void) = (void (*)(void))addr_null;
+	callback();
+	sink++;
 }
 
 __attribute__((noinline)) static void crash_segv_wild(void)
@@ -340,6 +348,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 {
 	if (!strcmp(c, "segv_null")) crash_segv_null();
 	else if (!strcmp(c, "segv_wild")) crash_segv_wild();
+	else if (!strcmp(c, "call_null")) crash_call_null();
 	else if (!strcmp(c, "bus")) crash_bus();
 	else if (!strcmp(c, "ill")) crash_ill();
 	else if (!strcmp(c, "fpe")) crash_fpe();
