@@ -23,8 +23,9 @@
 #include "core/safe_str.h"
 #include "crash/crash.h"
 
-/* Parses one number at *pp: decimal with an optional '-', or hexadecimal after "0x".  Returns
- * 1 and advances *pp past it and the spaces after, or 0 when there is none. */
+/* Parses one number at *pp: decimal with an optional '-' (an int, as the kernel prints the
+ * system call's number), or hexadecimal after "0x" (at most 16 digits).  Returns 1 and advances
+ * *pp past it and the spaces after, or 0 when there is none. */
 static int next_number(const char **pp, const char *end, int64_t *out)
 {
 	const char *p = *pp;
@@ -43,9 +44,13 @@ static int next_number(const char **pp, const char *end, int64_t *out)
 			else break;
 			v = v << 4 | d;
 		}
+		if (digits > 16)
+			return 0;
 	} else {
-		for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+		for (; p < end && *p >= '0' && *p <= '9' && v <= 0x7fffffff; p++, digits++)
 			v = v * 10 + (unsigned)(*p - '0');
+		if (v > 0x7fffffff)
+			return 0;
 	}
 	if (!digits || (p < end && *p != ' ' && *p != '\n'))
 		return 0;
