@@ -148,9 +148,9 @@ if [ -n "$root" ]; then
 else
 	all_threads
 fi
-# frame 0 is the null pc ("?": no place in any module); from frame 1 on, ours are gdb's frames
+# frame 0 is the null pc (0x0, as gdb shows it); from frame 1 on, ours are gdb's frames
 # from 0 on (the pushed pc, then the return addresses), as same_as_gdb compares them
-sed -n '/\[crashed\]/,/^$/p' "$report" | grep -q '^  #0  *\(?\|0x0 .*\)  \[registers\]$' ||
+sed -n '/\[crashed\]/,/^$/p' "$report" | grep -q '^  #0  *0x0\( .*\)\?  \[registers\]$' ||
 	fail "the crashed worker's frame 0 is not at 0"
 sed -n '/\[crashed\]/,/^$/p' "$report" |
 	awk '/^  #[0-9]+ +0x/ && $1 != "#0" {
