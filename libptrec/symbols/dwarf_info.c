@@ -599,17 +599,60 @@ static int fname_cmp(const void *a, const void *b)
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
+/* 1 if one of the first n names (sorted) is name. */
+static int has_fname(const struct ptrec_dwarf_name *names, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(names[mid].name, name);
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Sorts d->names and adds the ELF's function symbols whose names the debug information does
+ * not give, as gdb finds a declaration's callee by its linkage name among the ELF symbols: an
+ * alias (glibc declares __printf_fp as __GI___printf_fp, defines ___printf_fp and makes the
+ * other two names aliases of it). */
+static int sort_names(struct info_ctx *x)
+{
+	struct ptrec_dwarf *d = x->d;
+	size_t n = d->nnames;
+
+	if (n)
+		qsort(d->names, n, sizeof(*d->names), fname_cmp);
+	for (size_t i = 0; i < x->elf->nfnames; i++) {
+		const struct ptrec_elf_name *e = &x->elf->fnames[i];
+		if (has_fname(d->names, n, e->name))
+			continue;
+		if (!grow(&d->names, &x->fnamecap, d->nnames, sizeof(*d->names)))
+			return -PTREC_ENOMEM;
+		d->names[d->nnames++] = (struct ptrec_dwarf_name){e->name, e->addr};
+	}
+	if (d->nnames > n)
+		qsort(d->names, d->nnames, sizeof(*d->names), fname_cmp);
+	return 0;
+}
+
 /* Gives each call site read its callee, into d->calls: the entry of the function whose DIE it
- * names, or, for a declaration, of the one function of that name here, else that name (a
- * function of another file).  Calls to several functions (clones of one abstract instance,
- * static functions of one name) are left out. */
+ * names, or, for a declaration, of the one function of that name here (by the debug
+ * information's names, else the ELF's symbols), else that name (a function of another file).
+ * Calls to several functions (clones of one abstract instance, static functions of one name)
+ * are left out. */
 static int resolve_calls(struct info_ctx *x)
 {
 	struct ptrec_dwarf *d = x->d;
 	size_t n = 0;
+	int rc;
 
-	if (d->nnames)
-		qsort(d->names, d->nnames, sizeof(*d->names), fname_cmp);
+	if ((rc = sort_names(x)))
+		return rc;
 	if (!x->ncalls)
 		return 0;
 	if (x->nentries)

@@ -59,7 +59,8 @@ struct ptrec_dwarf_call {
 	uint32_t reserved;
 };
 
-/* A function's entry by one of its names (DW_AT_name, DW_AT_linkage_name). */
+/* A function's entry by one of its names (DW_AT_name, DW_AT_linkage_name; or an ELF function
+ * symbol's name that the debug information does not give: an alias). */
 struct ptrec_dwarf_name {
 	const char *name;
 	uint64_t entry;
@@ -80,7 +81,8 @@ struct ptrec_dwarf {
 	size_t nunits;
 	struct ptrec_dwarf_call *calls; /* call sites with a known callee, sorted by ret */
 	size_t ncalls;
-	struct ptrec_dwarf_name *names; /* functions by name, sorted by name (then entry) */
+	struct ptrec_dwarf_name *names; /* functions by name, sorted by name (then entry); names
+	                                   pointing into the ELF (its symbols' too) */
 	size_t nnames;
 	int has_lines;                 /* 1 if a .debug_line section was read */
 	int has_info;                  /* 1 if a .debug_info section was read */

@@ -262,6 +262,39 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static int fname_cmp(const void *a, const void *b)
+{
+	const struct ptrec_elf_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Keeps the names of the function symbols read so far (before one per address is kept): a
+ * call site may name a function by an alias (glibc's __GI_ names). */
+static int keep_fnames(struct ptrec_elf *elf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < elf->nsyms; i++)
+		n += elf->syms[i].type == STT_FUNC && !elf->syms[i].synthetic;
+	if (!n)
+		return 0;
+	if (!(elf->fnames = malloc(n * sizeof(*elf->fnames))))
+		return -PTREC_ENOMEM;
+	for (size_t i = 0; i < elf->nsyms; i++)
+		if (elf->syms[i].type == STT_FUNC && !elf->syms[i].synthetic)
+			elf->fnames[elf->nfnames++] =
+				(struct ptrec_elf_name){elf->syms[i].name, elf->syms[i].addr};
+	qsort(elf->fnames, elf->nfnames, sizeof(*elf->fnames), fname_cmp);
+	n = 0;
+	for (size_t i = 0; i < elf->nfnames; i++)
+		if (!n || fname_cmp(&elf->fnames[n - 1], &elf->fnames[i]))
+			elf->fnames[n++] = elf->fnames[i];
+	elf->nfnames = n;
+	return 0;
+}
+
 /* GOT address -> symbol name, from JUMP_SLOT/GLOB_DAT relocations. */
 struct got_name {
 	uint64_t got;
@@ -444,6 +477,8 @@ static int load(struct ptrec_elf *elf, struct ptrec_warnings *w)
 				return rc;
 	if ((rc = add_plt_syms(elf, &cap)))
 		return rc;
+	if ((rc = keep_fnames(elf)))
+		return rc;
 	if (elf->nsyms) {
 		qsort(elf->syms, elf->nsyms, sizeof(*elf->syms), sym_cmp);
 		/* Keep the best-ranked symbol per address. */
@@ -541,6 +576,7 @@ void ptrec_elf_close(struct ptrec_elf *elf)
 	free(elf->loads);
 	free(elf->syms);
 	free(elf->sym_addrs);
+	free(elf->fnames);
 	free((void *)elf->path);
 	memset(elf, 0, sizeof(*elf));
 }

@@ -44,6 +44,12 @@ struct ptrec_elf_sym {
 	uint16_t shndx;     /* section index (0 if unknown) */
 };
 
+/* A function symbol by name: every STT_FUNC name, aliases of one address too. */
+struct ptrec_elf_name {
+	const char *name;   /* NUL-terminated, inside the file */
+	uint64_t addr;      /* link-time address */
+};
+
 /* A compressed section, decompressed on first use. */
 struct ptrec_elf_unpacked {
 	uint8_t *data;      /* the section's bytes (owned), or NULL */
@@ -67,6 +73,10 @@ struct ptrec_elf {
 	uint64_t *sym_addrs;              /* syms[i].addr, packed for a cache-friendly search */
 	size_t nsyms;
 	int has_symtab;                   /* 1 if a .symtab was read (else .dynsym only) */
+	struct ptrec_elf_name *fnames;    /* STT_FUNC symbols of .symtab and .dynsym with all their
+	                                     names (syms keeps one per address), sorted by name
+	                                     then address, no pair twice */
+	size_t nfnames;
 	char **owned;                     /* strings allocated for synthetic names */
 	size_t nowned;
 	uint8_t build_id[64];             /* NT_GNU_BUILD_ID bytes */

@@ -1,9 +1,11 @@
 #!/bin/sh
 # test_unwind_gdb.sh — the report's unwound stack against gdb's backtrace of the same process.
 # unwind_crash.c (C and C++, with the shared library unwind_lib.c) is built at
-# -O2 -fomit-frame-pointer (and with UNWIND_MATRIX=full also at -O0 and -O2); each scenario (a call chain, frames in libc and in a shared
-# library, a crash inside a signal handler, deep recursion, tail calls, a call through a wild
-# pointer and one through a null pointer, abort(), another thread, a virtual call and std::sort in C++) runs under gdb, which
+# -O2 -fomit-frame-pointer (and with UNWIND_MATRIX=full also at -O0 and -O2); each scenario (a
+# call chain, frames in libc and in a shared library, a crash inside a signal handler, deep
+# recursion, tail calls, a tail call from a function called by an ELF alias of it, a call
+# through a wild pointer and one through a null pointer, abort(), another thread, a virtual
+# call and std::sort in C++) runs under gdb, which
 # stops at the fatal signal, prints its backtrace and lets the signal through to libptrec
 # (gdb_unwind.py).  Spec:
 # - the report never shows a frame gdb does not show;
@@ -70,7 +72,7 @@ while IFS= read -r opt; do
 	"$cc" $opt -g -I"$top_srcdir/include" -o "$d/unwind_crash" "$src/unwind_crash.c" \
 		-L"$d" -lunwind_lib -L"$lib" -lptrec -lpthread ${SAN_LDFLAGS:-} \
 		-Wl,-rpath,"$d:$lib" || exit 99
-	for s in chain libc deep handler tail wild null shlib inlib abort thread; do
+	for s in chain libc deep handler tail wild null shlib inlib alias abort thread; do
 		run_one "C $opt" "$d/unwind_crash" "$s"
 	done
 	[ -n "$cxx" ] || continue

@@ -15,6 +15,7 @@
 
 int unwind_lib_walk(int depth, int (*cb)(int));   /* unwind_lib.c */
 int unwind_lib_crash(int depth);
+int unwind_lib_alias(int x);   /* an ELF alias of unwind_lib_alias_impl, which tail-calls */
 
 volatile int *volatile nowhere;
 volatile int sink;
@@ -55,6 +56,8 @@ NOINLINE int wild_call(int x) { fnp f = (fnp)(unsigned long)(0x1230 + (x & 1)); 
 /* A call through a null function pointer (an unset callback): the pc is 0. */
 NOINLINE int null_call(int x) { fnp f = (fnp)(unsigned long)(x & 1); int r = f(x); sink = r; return r; }
 
+NOINLINE int alias_call(int x) { int r = unwind_lib_alias(x); sink = r; return r; }
+
 static int cb(int x) { return crash_here(x); }
 static void *thread_main(void *arg) { sink = outer((int)(long)arg); return NULL; }
 
@@ -69,6 +72,7 @@ NOINLINE int run(const char *what)
 	if (!strcmp(what, "null")) return null_call(0);
 	if (!strcmp(what, "shlib")) return unwind_lib_walk(3, cb);
 	if (!strcmp(what, "inlib")) return unwind_lib_crash(4);
+	if (!strcmp(what, "alias")) return alias_call(6);
 	if (!strcmp(what, "abort")) { abort(); }
 	if (!strcmp(what, "thread")) {
 		pthread_t t;

@@ -24,3 +24,14 @@ NOINLINE int unwind_lib_crash(int depth)
 	unwind_lib_sink = r;
 	return r * 2;
 }
+
+/* A function known by an alias only to its callers (glibc's __GI_ names): its debug
+ * information names unwind_lib_alias_impl, the callers' declaration unwind_lib_alias, an ELF
+ * alias.  At -O2 it jumps to alias_crash (a tail call). */
+static NOINLINE int alias_crash(int x)
+{
+	unwind_lib_sink = x;
+	return *unwind_lib_nowhere + x;
+}
+NOINLINE int unwind_lib_alias_impl(int x) { return alias_crash(x ^ 3); }
+extern int unwind_lib_alias(int x) __attribute__((alias("unwind_lib_alias_impl")));
