@@ -303,10 +303,20 @@ static int add_inline_lohi(struct info_ctx *x, const struct unit *u, const struc
 	return add_inline(x, u, l, h, site);
 }
 
-/* The ranges of DW_AT_ranges: .debug_ranges pairs (DWARF 2-4) or .debug_rnglists entries
- * (DWARF 5; DW_FORM_rnglistx through DW_AT_rnglists_base). */
-static int add_inline_ranges(struct info_ctx *x, const struct unit *u, const struct dw_value *v,
-                             const struct inline_site *site)
+/* Takes one address range [lo, hi) of a DIE (for for_ranges).  Returns 0 or -PTREC_ENOMEM. */
+typedef int (*range_fn)(struct info_ctx *x, const struct unit *u, uint64_t lo, uint64_t hi,
+                        void *arg);
+
+static int inline_range(struct info_ctx *x, const struct unit *u, uint64_t lo, uint64_t hi,
+                        void *site)
+{
+	return add_inline(x, u, lo, hi, site);
+}
+
+/* Passes each range of DW_AT_ranges to add, in their order: .debug_ranges pairs (DWARF 2-4) or
+ * .debug_rnglists entries (DWARF 5; DW_FORM_rnglistx through DW_AT_rnglists_base). */
+static int for_ranges(struct info_ctx *x, const struct unit *u, const struct dw_value *v,
+                      range_fn add, void *arg)
 {
 	uint64_t base = u->low_pc, off = v->val;
 	struct dw_cur c;
@@ -325,7 +335,7 @@ static int add_inline_ranges(struct info_ctx *x, const struct unit *u, const str
 			if (a == all)
 				base = b;
 			else
-				rc = add_inline(x, u, base + a, base + b, site);
+				rc = add(x, u, base + a, base + b, arg);
 		}
 		return rc;
 	}
@@ -360,19 +370,19 @@ static int add_inline_ranges(struct info_ctx *x, const struct unit *u, const str
 			bx.val = dw_uleb(&c);
 			if (form_addr(x, u, &ax, &a) || form_addr(x, u, &bx, &b))
 				return 0;
-			rc = add_inline(x, u, a, b, site);
+			rc = add(x, u, a, b, arg);
 			break;
 		case 3: /* startx_length */
 			ax.val = dw_uleb(&c);
 			b = dw_uleb(&c);
 			if (form_addr(x, u, &ax, &a))
 				return 0;
-			rc = add_inline(x, u, a, a + b, site);
+			rc = add(x, u, a, a + b, arg);
 			break;
 		case 4: /* offset_pair */
 			a = dw_uleb(&c);
 			b = dw_uleb(&c);
-			rc = add_inline(x, u, base + a, base + b, site);
+			rc = add(x, u, base + a, base + b, arg);
 			break;
 		case 5: /* base_address */
 			base = dw_fixed(&c, u->asz);
@@ -380,18 +390,48 @@ static int add_inline_ranges(struct info_ctx *x, const struct unit *u, const str
 		case 6: /* start_end */
 			a = dw_fixed(&c, u->asz);
 			b = dw_fixed(&c, u->asz);
-			rc = add_inline(x, u, a, b, site);
+			rc = add(x, u, a, b, arg);
 			break;
 		case 7: /* start_length */
 			a = dw_fixed(&c, u->asz);
 			b = dw_uleb(&c);
-			rc = add_inline(x, u, a, a + b, site);
+			rc = add(x, u, a, a + b, arg);
 			break;
 		default:
 			return 0;
 		}
 	}
 	return rc;
+}
+
+/* A subprogram being read, for its ranges. */
+struct func_site {
+	const char *name;   /* its name, or NULL (then ref names it) */
+	uint64_t ref;       /* DW_AT_specification / DW_AT_abstract_origin, 0 if none */
+	size_t first;       /* index of its first range in funcs */
+};
+
+/* Adds one range of a subprogram to funcs: its entry is the start of its first range (gdb's
+ * entry of a function in several ranges, such as one with a .cold part). */
+static int func_range(struct info_ctx *x, const struct unit *u, uint64_t lo, uint64_t hi,
+                      void *arg)
+{
+	struct func_site *fs = arg;
+	struct ptrec_dwarf *d = x->d;
+	(void)u;
+	if (hi <= lo || !lo)
+		return 0;
+	if (!grow(&d->funcs, &x->funccap, d->nfuncs, sizeof(*d->funcs)))
+		return -PTREC_ENOMEM;
+	d->funcs[d->nfuncs] = (struct ptrec_dwarf_func){
+		lo, hi, fs->name, d->nfuncs > fs->first ? d->funcs[fs->first].entry : lo};
+	if (!fs->name && fs->ref) {
+		if (!grow(&x->pend, &x->pendcap, x->npend, sizeof(*x->pend)))
+			return -PTREC_ENOMEM;
+		x->pend[x->npend++] = (struct pending){d->nfuncs, fs->ref, 0};
+	}
+	d->nfuncs++;
+	return 0;
 }
 
 /* Walks the DIEs of one unit.  Returns 0, -1 (malformed; the rest of the unit is skipped) or
@@ -500,7 +540,7 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 			if (has_lo && has_hi)
 				rc = add_inline_lohi(x, u, &lo, &hi, &site);
 			else if (has_ranges)
-				rc = add_inline_ranges(x, u, &ranges, &site);
+				rc = for_ranges(x, u, &ranges, inline_range, &site);
 			else
 				rc = 0;
 			if (rc)
@@ -519,17 +559,27 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 				x->named[x->nnamed++] = (struct named_die){die_off, n, n ? 0 : ref.val,
 				                                           u->cplus && !has_link};
 			}
-			if (a->tag == DW_TAG_subprogram && has_lo && has_hi) {
-				uint64_t l, h;
+			if (a->tag == DW_TAG_subprogram && ((has_lo && has_hi) || has_ranges)) {
 				struct ptrec_dwarf *d = x->d;
-				if (form_addr(x, u, &lo, &l))
+				struct func_site fs = {n, has_ref ? ref.val : 0, d->nfuncs};
+				int rc;
+				if (has_lo && has_hi) {
+					uint64_t l, h;
+					if (form_addr(x, u, &lo, &l))
+						continue;
+					if (is_constant(hi.form))
+						h = l + hi.val;
+					else if (form_addr(x, u, &hi, &h))
+						continue;
+					rc = func_range(x, u, l, h, &fs);
+				} else {
+					rc = for_ranges(x, u, &ranges, func_range, &fs);
+				}
+				if (rc)
+					return rc;
+				if (d->nfuncs == fs.first)
 					continue;
-				if (is_constant(hi.form))
-					h = l + hi.val;
-				else if (form_addr(x, u, &hi, &h))
-					continue;
-				if (h <= l || l == 0)
-					continue;
+				uint64_t l = d->funcs[fs.first].entry;
 				for (int k = 0; k < 1 + has_ref; k++) {
 					if (!grow(&x->entries, &x->entrycap, x->nentries,
 					          sizeof(*x->entries)))
@@ -547,15 +597,6 @@ static int walk_unit(struct info_ctx *x, struct dw_cur *c, const uint8_t *info,
 						return -PTREC_ENOMEM;
 					d->names[d->nnames++] = (struct ptrec_dwarf_name){nm, l};
 				}
-				if (!grow(&d->funcs, &x->funccap, d->nfuncs, sizeof(*d->funcs)))
-					return -PTREC_ENOMEM;
-				d->funcs[d->nfuncs] = (struct ptrec_dwarf_func){l, h, n};
-				if (!n && has_ref) {
-					if (!grow(&x->pend, &x->pendcap, x->npend, sizeof(*x->pend)))
-						return -PTREC_ENOMEM;
-					x->pend[x->npend++] = (struct pending){d->nfuncs, ref.val, 0};
-				}
-				d->nfuncs++;
 			}
 		}
 	}

@@ -23,9 +23,11 @@ struct ptrec_line_row {
 
 /* One function from .debug_info. */
 struct ptrec_dwarf_func {
-	uint64_t lo;        /* DW_AT_low_pc */
+	uint64_t lo;        /* DW_AT_low_pc, or the start of one of its DW_AT_ranges */
 	uint64_t hi;        /* one past the last address */
 	const char *name;   /* linkage name if present, else DW_AT_name (points into the ELF) */
+	uint64_t entry;     /* the function's entry: lo, or for a function in several ranges (a
+	                       .cold part) the start of its first range */
 };
 
 /* One address range of an inlined call (DW_TAG_inlined_subroutine). */

@@ -284,7 +284,7 @@ size_t ptrec_symbolizer_tail_calls(struct ptrec_symbolizer *s, uint64_t callee_p
 	 * by name (a call into a shared library) */
 	uint64_t from = c->target && a == b ? c->target
 	              : c->name ? ptrec_dwarf_entry_by_name(&b->dwarf, c->name) : 0;
-	size_t n = ptrec_dwarf_tail_chain(&b->dwarf, from, f->lo, out, max);
+	size_t n = ptrec_dwarf_tail_chain(&b->dwarf, from, f->entry, out, max);
 	for (size_t i = 0; i < n; i++)
 		out[i] += b->bias;
 	return n;

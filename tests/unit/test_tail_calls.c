@@ -16,8 +16,9 @@
 #define AT(k, off) (FN(k) + (off))     /* an address inside it */
 
 static struct ptrec_dwarf_func funcs[] = {
-	{FN(1), FN(1) + 0x100, "A"}, {FN(2), FN(2) + 0x100, "B"}, {FN(3), FN(3) + 0x100, "C"},
-	{FN(4), FN(4) + 0x100, "D"}, {FN(5), FN(5) + 0x100, "E"}, {FN(6), FN(6) + 0x100, "F"},
+#define F(k, name) {FN(k), FN(k) + 0x100, name, FN(k)}
+	F(1, "A"), F(2, "B"), F(3, "C"), F(4, "D"), F(5, "E"), F(6, "F"),
+#undef F
 };
 
 static struct ptrec_dwarf_call calls[16];

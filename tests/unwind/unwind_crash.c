@@ -51,6 +51,24 @@ NOINLINE int in_handler(int x)
 NOINLINE int tail_b(int x) { return crash_here(x ^ 5); }
 NOINLINE int tail_a(int x) { return tail_b(x + 1); }
 
+/* A function in two ranges: at -O2 its unlikely branch goes to a .cold part (DW_AT_ranges), and
+ * cold_tail jumps to it. */
+NOINLINE int cold_crash(int x)
+{
+	if (x == 12345)
+		abort();
+	sink = *nowhere + x;
+	return sink + 1;
+}
+NOINLINE int cold_tail(int x) { return cold_crash(x ^ 9); }
+NOINLINE int cold_call(int x) { int r = cold_tail(x); sink = r; return r; }
+/* A tail call from a .cold part: the call of a cold function is unlikely, so at -O2 it lies in
+ * cold_jump.cold, a jump to cold_target.  gdb (13) shows no tail-call frame for it: only the
+ * tail calls of the range that holds a function's entry count. */
+NOINLINE __attribute__((cold)) int cold_target(int x) { sink = *nowhere + x; return sink + 1; }
+NOINLINE int cold_jump(int x) { if (x == 8) return cold_target(x); sink = x; return x * 3; }
+NOINLINE int cold_jump_call(int x) { int r = cold_jump(x); sink = r; return r; }
+
 typedef int (*fnp)(int);
 NOINLINE int wild_call(int x) { fnp f = (fnp)(unsigned long)(0x1230 + (x & 1)); int r = f(x); sink = r; return r; }
 /* A call through a null function pointer (an unset callback): the pc is 0. */
@@ -73,6 +91,8 @@ NOINLINE int run(const char *what)
 	if (!strcmp(what, "shlib")) return unwind_lib_walk(3, cb);
 	if (!strcmp(what, "inlib")) return unwind_lib_crash(4);
 	if (!strcmp(what, "alias")) return alias_call(6);
+	if (!strcmp(what, "cold")) return cold_call(7);
+	if (!strcmp(what, "coldtail")) return cold_jump_call(8);
 	if (!strcmp(what, "abort")) { abort(); }
 	if (!strcmp(what, "thread")) {
 		pthread_t t;
