@@ -93,6 +93,19 @@ copies_for() {
 	PTREC_PRELOAD_LIB=$work/bin/$(basename "$PTREC_PRELOAD_LIB")
 }
 
+# web_user: as root, the user a web server's workers run as (www-data, else nobody; SKIP
+# without either) in $user, with copies_for it and $work/dumps its own; not root: $user empty.
+web_user() {
+	user=
+	[ "$(id -u)" -eq 0 ] || return 0
+	for u in www-data nobody; do
+		id -u "$u" >/dev/null 2>&1 && { user=$u; break; }
+	done
+	[ -n "$user" ] || { echo "SKIP: running as root and no user www-data or nobody"; exit 77; }
+	copies_for "$user"
+	chown "$user" "$work/dumps"
+}
+
 # wait_server SECONDS WHAT: waits for $pid to end (killing it after SECONDS), sets $status.
 wait_server() {
 	(sleep "$1"; kill -KILL "$pid" 2>/dev/null; echo hung >"$work/hung") >/dev/null 2>&1 </dev/null &

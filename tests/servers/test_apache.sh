@@ -25,15 +25,7 @@ done
 work_in_tmp apache
 mkdir "$work/logs" "$work/run"
 chmod 755 "$work"
-user=
-if [ "$(id -u)" -eq 0 ]; then
-	for u in www-data nobody; do
-		id -u "$u" >/dev/null 2>&1 && { user=$u; break; }
-	done
-	[ -n "$user" ] || { echo "SKIP: running as root and no user www-data or nobody"; exit 77; }
-	copies_for "$user"
-	chown "$user" "$work/dumps"
-fi
+web_user
 
 # start EXTRA: Apache in the foreground with EXTRA added to its configuration, on the first
 # free port of a few; waits for its children; sets $pid.

@@ -27,15 +27,7 @@ fi
 # a folder the workers' user can reach, with copies of ptrec and libptrec.so it can read
 work_in_tmp php-fpm
 chmod 755 "$work"
-user=
-if [ "$(id -u)" -eq 0 ]; then
-	for u in www-data nobody; do
-		id -u "$u" >/dev/null 2>&1 && { user=$u; break; }
-	done
-	[ -n "$user" ] || { echo "SKIP: running as root and no user www-data or nobody"; exit 77; }
-	copies_for "$user"
-	chown "$user" "$work/dumps"
-fi
+web_user
 $CC -o "$work/fcgi_get" "$top_srcdir/tests/servers/fcgi_get.c" || fail "fcgi_get does not build"
 get() { "$work/fcgi_get" "$work/sock" "$work/$1"; }
 
