@@ -83,6 +83,7 @@ int ptrec_symbolizer_init(struct ptrec_symbolizer *s, const struct ptrec_dump *d
 				mod = &s->mods[k];
 				break;
 			}
+		int exec = m->perms[2] == 'x';
 		if (!mod) {
 			mod = &s->mods[s->nmods++];
 			mod->path = strdup(m->path);
@@ -93,14 +94,20 @@ int ptrec_symbolizer_init(struct ptrec_symbolizer *s, const struct ptrec_dump *d
 			mod->end = m->end;
 			mod->map_start = m->start;
 			mod->map_offset = m->offset;
+			mod->map_exec = exec;
 		}
 		if (m->start < mod->start)
 			mod->start = m->start;
 		if (m->end > mod->end)
 			mod->end = m->end;
-		if (m->offset < mod->map_offset) {
+		/* The bias comes from the code the loader mapped: a file may also be mapped whole
+		 * for reading (Ruby's crash handler maps its own library to read its symbols), at
+		 * offset 0 below the loaded one. */
+		if ((exec && !mod->map_exec) ||
+		    (exec == mod->map_exec && m->offset < mod->map_offset)) {
 			mod->map_start = m->start;
 			mod->map_offset = m->offset;
+			mod->map_exec = exec;
 		}
 		s->ranges[s->nranges++] = (struct ptrec_module_range){m->start, m->end, k};
 	}

@@ -23,7 +23,9 @@ struct ptrec_module {
 	uint64_t start;           /* lowest mapped address */
 	uint64_t end;             /* one past the highest mapped address */
 	uint64_t map_start;       /* a mapping used to compute the bias: its start ... */
-	uint64_t map_offset;      /* ... and file offset */
+	uint64_t map_offset;      /* ... and file offset: an executable mapping's when there is
+	                             one (else the lowest offset's) */
+	int map_exec;             /* 1: map_start is an executable mapping */
 	uint64_t bias;            /* runtime address = link-time address + bias */
 	const uint8_t *dump_id;   /* build-id from the dump's BUILDID record, or NULL */
 	size_t dump_id_len;

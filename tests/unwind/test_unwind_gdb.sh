@@ -4,7 +4,8 @@
 # -O2 -fomit-frame-pointer (and with UNWIND_MATRIX=full also at -O0 and -O2); each scenario (a
 # call chain, frames in libc and in a shared library, a crash inside a signal handler, deep
 # recursion, tail calls, a tail call from a function called by an ELF alias of it, one to a
-# function with a .cold part (DW_AT_ranges) and one from a .cold part, a call
+# function with a .cold part (DW_AT_ranges) and one from a .cold part, a crash in a shared
+# library whose file is also mapped whole for reading, a call
 # through a wild pointer and one through a null pointer, abort(), another thread, a virtual
 # call and std::sort in C++) runs under gdb, which
 # stops at the fatal signal, prints its backtrace and lets the signal through to libptrec
@@ -73,7 +74,7 @@ while IFS= read -r opt; do
 	"$cc" $opt -g -I"$top_srcdir/include" -o "$d/unwind_crash" "$src/unwind_crash.c" \
 		-L"$d" -lunwind_lib -L"$lib" -lptrec -lpthread ${SAN_LDFLAGS:-} \
 		-Wl,-rpath,"$d:$lib" || exit 99
-	for s in chain libc deep handler tail wild null shlib inlib alias cold coldtail abort thread; do
+	for s in chain libc deep handler tail wild null shlib inlib alias cold coldtail mapped abort thread; do
 		run_one "C $opt" "$d/unwind_crash" "$s"
 	done
 	[ -n "$cxx" ] || continue

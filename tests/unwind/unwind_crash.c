@@ -1,11 +1,18 @@
 /* unwind_crash.c — crashes for the unwinding oracle (test_unwind_gdb.sh): each scenario,
  * named by argv[1], dies in a different kind of stack.  Built at -O0, -O2 and
  * -O2 -fomit-frame-pointer, as C and as C++ (unwind_crash_cxx.cc includes this file). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -76,6 +83,20 @@ NOINLINE int null_call(int x) { fnp f = (fnp)(unsigned long)(x & 1); int r = f(x
 
 NOINLINE int alias_call(int x) { int r = unwind_lib_alias(x); sink = r; return r; }
 
+/* The shared library's file mapped whole for reading, below the loaded copy (as ruby had its
+ * own library mapped when killed), then a crash inside the library. */
+NOINLINE int mapped_twice(int x)
+{
+	Dl_info info;
+	struct stat st;
+	int fd;
+	if (!dladdr((void *)unwind_lib_crash, &info) || (fd = open(info.dli_fname, O_RDONLY)) < 0 ||
+	    fstat(fd, &st) || mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED)
+		return 1;
+	close(fd);
+	return unwind_lib_crash(x);
+}
+
 static int cb(int x) { return crash_here(x); }
 static void *thread_main(void *arg) { sink = outer((int)(long)arg); return NULL; }
 
@@ -93,6 +114,7 @@ NOINLINE int run(const char *what)
 	if (!strcmp(what, "alias")) return alias_call(6);
 	if (!strcmp(what, "cold")) return cold_call(7);
 	if (!strcmp(what, "coldtail")) return cold_jump_call(8);
+	if (!strcmp(what, "mapped")) return mapped_twice(3);
 	if (!strcmp(what, "abort")) { abort(); }
 	if (!strcmp(what, "thread")) {
 		pthread_t t;
