@@ -13,7 +13,10 @@
  * too: the crash line names files as the host sees them, and configured places under the new
  * root (PTREC_DIR=/srv/jail/crash with chroot /srv/jail) are found inside it.  A directory
  * descriptor of the old root or of /proc would let the report escape the new root, and so
- * would anything in the application: none is kept. */
+ * would anything in the application: none is kept.  Not even /proc/self/task for the other
+ * threads' comm and syscall files: ".." from it leads to the host's files (tests/crash/
+ * test_crash_chroot.sh checks that no descriptor does), so in a new root without /proc those
+ * stay unread (names '-', TASK records unreadable). */
 #include "config.h"
 
 #include <errno.h>

@@ -34,7 +34,8 @@
  *                             SIGSEGV; exits 77 when the kernel refuses so many
  *     chroot                  chroot($HARDENER_ROOT) and chdir("/") after ptrec_init, as
  *                             vsftpd, postfix and OpenSSH's privilege separation do (the new
- *                             root holds no /proc and no report tool); SIGSEGV
+ *                             root holds no /proc and no report tool); prints "ways_out N"
+ *                             (descriptors from which ".." leads out of the new root); SIGSEGV
  *     sandbox                 after ptrec_init, makes itself not dumpable and puts itself
  *                             under a seccomp filter like OpenSSH's preauth sandbox
  *                             (PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP: a short list of
@@ -279,6 +280,28 @@ static int count_fds(void)
 	return n;
 }
 
+/* How many open descriptors lead out of the root directory: directories from which ".." many
+ * times over ends somewhere else than "/" (from one inside the root, ".." stops at it). */
+static int ways_out(void)
+{
+	struct stat root, st;
+	struct rlimit lim;
+	int n = 0;
+	if (stat("/", &root) != 0 || getrlimit(RLIMIT_NOFILE, &lim) != 0)
+		return -1;
+	for (long fd = 0; fd < (long)lim.rlim_cur && fd < (1L << 20); fd++) {
+		if (fstat((int)fd, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int up = openat((int)fd, "../../../../../../../../../../../../../../../..",
+		                O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (up >= 0 && fstat(up, &st) == 0 && (st.st_dev != root.st_dev || st.st_ino != root.st_ino))
+			n++;
+		if (up >= 0)
+			close(up);
+	}
+	return n;
+}
+
 static int snapshot_nofile(void)
 {
 	char path[4096];
@@ -381,6 +404,8 @@ int main(int argc, char **argv)
 		const char *root = getenv("HARDENER_ROOT");
 		if (!root || chroot(root) != 0 || chdir("/") != 0)
 			return 99;
+		printf("ways_out %d\n", ways_out());
+		fflush(stdout);
 		crash_here();
 	} else if (!strcmp(c, "daemon_fds")) {
 		return daemon_fds();

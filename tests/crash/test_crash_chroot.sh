@@ -12,6 +12,10 @@ mkdir "$jail/crash"
 export PTREC_DIR="$jail/crash"
 hrun chroot HARDENER_ROOT="$jail"
 [ "$status" -eq 139 ] || fail "exit status $status, expected 139"
+# No descriptor is kept that leads out of the new root: from a directory outside it (the old
+# root, /proc, /proc/self/task) ".." reaches the host's files, as the user the server becomes.
+grep -qx 'ways_out 0' "$work/stdout" ||
+	fail "after chroot the process holds a way out of its new root: $(cat "$work/stdout")"
 line=$(ptrec_line)
 dump=$(the_dump "$jail/crash") || exit 1
 case "$line" in
