@@ -262,7 +262,7 @@ size_t ptrec_unwind_regs(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 	int partial = (known & PTREC_UNWIND_ALL_REGS) != PTREC_UNWIND_ALL_REGS;
 	unsigned how = partial ? PTREC_UNWIND_SP_PC : PTREC_UNWIND_CONTEXT;
 	unsigned unknown = PTREC_UNWIND_NO_REG;
-	int is_ret = 0;
+	int is_ret = 0, was_flat = 0;
 	const char *why = "the frame limit was reached";
 
 	from_gregs(&cur, gregs, known);
@@ -301,10 +301,17 @@ size_t ptrec_unwind_regs(struct ptrec_symbolizer *s, const struct ptrec_dump *d,
 		unknown = PTREC_UNWIND_NO_REG;
 		rc = ptrec_symbolizer_cfi(s, is_ret ? pc - 1 : pc, &row, &bias);
 		if (!rc && !apply_cfi(d, &row, bias, &cur, &next, &outermost, &unknown)) {
-			if (!row.signal_frame && next.r[PTREC_CFI_RSP] <= sp) {
+			/* A frame of 0 bytes (its return address in a register, its CFA the stack
+			 * pointer: _Unwind_Resume at its jump to a landing pad) leaves the stack
+			 * pointer where it was; gdb goes on (its frames' CFAs differ), once in a
+			 * row here. */
+			int flat = !row.signal_frame && next.r[PTREC_CFI_RSP] == sp &&
+			           row.regs[row.ra_reg].kind == PTREC_CFI_REGISTER && !was_flat;
+			if (!row.signal_frame && next.r[PTREC_CFI_RSP] <= sp && !flat) {
 				why = "the stack pointer did not grow (corrupt stack?)";
 				break;
 			}
+			was_flat = flat;
 			cur = next;
 			how = PTREC_UNWIND_CFI;
 			is_ret = !row.signal_frame;

@@ -5,7 +5,8 @@
 # call chain, frames in libc and in a shared library, a crash inside a signal handler, deep
 # recursion, tail calls, a tail call from a function called by an ELF alias of it, one to a
 # function with a .cold part (DW_AT_ranges) and one from a .cold part, a crash in a shared
-# library whose file is also mapped whole for reading, a call
+# library whose file is also mapped whole for reading, a fault where the return address is in a
+# register and the frame is 0 bytes, a call
 # through a wild pointer and one through a null pointer, abort(), another thread, a virtual
 # call and std::sort in C++) runs under gdb, which
 # stops at the fatal signal, prints its backtrace and lets the signal through to libptrec
@@ -74,7 +75,7 @@ while IFS= read -r opt; do
 	"$cc" $opt -g -I"$top_srcdir/include" -o "$d/unwind_crash" "$src/unwind_crash.c" \
 		-L"$d" -lunwind_lib -L"$lib" -lptrec -lpthread ${SAN_LDFLAGS:-} \
 		-Wl,-rpath,"$d:$lib" || exit 99
-	for s in chain libc deep handler tail wild null shlib inlib alias cold coldtail mapped abort thread; do
+	for s in chain libc deep handler tail wild null shlib inlib alias cold coldtail mapped rareg abort thread; do
 		run_one "C $opt" "$d/unwind_crash" "$s"
 	done
 	[ -n "$cxx" ] || continue

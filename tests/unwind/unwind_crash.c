@@ -83,6 +83,24 @@ NOINLINE int null_call(int x) { fnp f = (fnp)(unsigned long)(x & 1); int r = f(x
 
 NOINLINE int alias_call(int x) { int r = unwind_lib_alias(x); sink = r; return r; }
 
+/* A function whose frame is 0 bytes where it faults: its return address is in a register and
+ * its CFA is the stack pointer, as in _Unwind_Resume at its jump to a landing pad. */
+int ra_in_reg(int x);
+__asm__(".text\n"
+	".globl ra_in_reg\n"
+	".type ra_in_reg, @function\n"
+	"ra_in_reg:\n"
+	"\t.cfi_startproc\n"
+	"\tpopq %rcx\n"
+	"\t.cfi_def_cfa_offset 0\n"
+	"\t.cfi_register %rip, %rcx\n"
+	"\txorl %eax, %eax\n"
+	"\tmovl (%rax), %eax\n"
+	"\tjmp *%rcx\n"
+	"\t.cfi_endproc\n"
+	".size ra_in_reg, .-ra_in_reg\n");
+NOINLINE int ra_call(int x) { int r = ra_in_reg(x); sink = r; return r; }
+
 /* The shared library's file mapped whole for reading, below the loaded copy (as ruby had its
  * own library mapped when killed), then a crash inside the library. */
 NOINLINE int mapped_twice(int x)
@@ -115,6 +133,7 @@ NOINLINE int run(const char *what)
 	if (!strcmp(what, "cold")) return cold_call(7);
 	if (!strcmp(what, "coldtail")) return cold_jump_call(8);
 	if (!strcmp(what, "mapped")) return mapped_twice(3);
+	if (!strcmp(what, "rareg")) return ra_call(4);
 	if (!strcmp(what, "abort")) { abort(); }
 	if (!strcmp(what, "thread")) {
 		pthread_t t;
