@@ -657,25 +657,60 @@ static int has_fname(const struct ptrec_dwarf_name *names, size_t n, const char 
 	return 0;
 }
 
-/* Sorts d->names and adds the ELF's function symbols whose names the debug information does
- * not give, as gdb finds a declaration's callee by its linkage name among the ELF symbols: an
- * alias (glibc declares __printf_fp as __GI___printf_fp, defines ___printf_fp and makes the
- * other two names aliases of it). */
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* 1 if addr is one of the n sorted values of v. */
+static int has_u64(const uint64_t *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] == addr)
+			return 1;
+		if (v[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Sorts d->names and adds the names of the ELF's function symbols at the entry of a function of
+ * the debug information that it does not name so, as gdb finds a declaration's callee by its
+ * linkage name among the ELF symbols: an alias (glibc declares __printf_fp as
+ * __GI___printf_fp, defines ___printf_fp and makes the other two names aliases of it).  Only
+ * at those entries: a program with a little debug information and a large symbol table (node:
+ * 110,000 symbols) would sort them all for nothing. */
 static int sort_names(struct info_ctx *x)
 {
 	struct ptrec_dwarf *d = x->d;
-	size_t n = d->nnames;
+	size_t n = d->nnames, nent = 0;
+	uint64_t *ent;
 
 	if (n)
 		qsort(d->names, n, sizeof(*d->names), fname_cmp);
+	if (!x->elf->nfnames || !d->nfuncs)
+		return 0;
+	if (!(ent = malloc(d->nfuncs * sizeof(*ent))))
+		return -PTREC_ENOMEM;
+	for (size_t i = 0; i < d->nfuncs; i++)
+		ent[nent++] = d->funcs[i].entry;
+	qsort(ent, nent, sizeof(*ent), u64_cmp);
 	for (size_t i = 0; i < x->elf->nfnames; i++) {
 		const struct ptrec_elf_name *e = &x->elf->fnames[i];
-		if (has_fname(d->names, n, e->name))
+		if (!has_u64(ent, nent, e->addr) || has_fname(d->names, n, e->name))
 			continue;
-		if (!grow(&d->names, &x->fnamecap, d->nnames, sizeof(*d->names)))
+		if (!grow(&d->names, &x->fnamecap, d->nnames, sizeof(*d->names))) {
+			free(ent);
 			return -PTREC_ENOMEM;
+		}
 		d->names[d->nnames++] = (struct ptrec_dwarf_name){e->name, e->addr};
 	}
+	free(ent);
 	if (d->nnames > n)
 		qsort(d->names, d->nnames, sizeof(*d->names), fname_cmp);
 	return 0;

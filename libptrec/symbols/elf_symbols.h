@@ -74,8 +74,8 @@ struct ptrec_elf {
 	size_t nsyms;
 	int has_symtab;                   /* 1 if a .symtab was read (else .dynsym only) */
 	struct ptrec_elf_name *fnames;    /* STT_FUNC symbols of .symtab and .dynsym with all their
-	                                     names (syms keeps one per address), sorted by name
-	                                     then address, no pair twice */
+	                                     names (syms keeps one per address), in file order (a
+	                                     name may come twice) */
 	size_t nfnames;
 	char **owned;                     /* strings allocated for synthetic names */
 	size_t nowned;
