@@ -449,9 +449,14 @@ static void die_now(int signo, const siginfo_t *info, int nested)
 	syscall(SYS_tgkill, (long)getpid(), (long)ptrec_gettid(), (long)signo);
 }
 
-static void die(int signo, const siginfo_t *info, const void *ucontext)
+static void die(int signo, const siginfo_t *info, ucontext_t *uc)
 {
-	dump_once(signo, info, ucontext);
+	dump_once(signo, info, uc);
+	/* A fault returned to repeats with every other signal blocked: a timer handler that takes
+	 * every moment the thread has (a SIGALRM storm) would otherwise run first, again and
+	 * again, and the fault never come back.  (Sent again instead, it comes at once.) */
+	sigfillset(&uc->uc_sigmask);
+	sigdelset(&uc->uc_sigmask, signo);
 	die_now(signo, info, 0);
 }
 
@@ -701,7 +706,14 @@ int ptrec_signals_install(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = crash_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
+	/* Every other signal waits while libptrec's handler runs (the application's handler, when
+	 * chained, gets the mask it asked for: app_call_run sets it): an application whose timer
+	 * handler takes longer than its period (a SIGALRM storm) otherwise ran that handler on top
+	 * of ours again and again, and a crash never ended, neither dump nor death.  The crash
+	 * signals stay open: a fault while the dump is written must reach us. */
+	sigfillset(&sa.sa_mask);
+	for (int i = 0; i < PTREC_NCRASH; i++)
+		sigdelset(&sa.sa_mask, ptrec_crash_signals[i]);
 	for (int i = 0; i < PTREC_NCRASH; i++) {
 		if (real(ptrec_crash_signals[i], &sa, &old) != 0)
 			return -PTREC_EINVAL;

@@ -79,6 +79,8 @@
  *   sigalrm_before_init  the same, the SIGALRM handler installed before ptrec_init
  *   blocked_in_sigalrm  in_sigalrm, with main blocking SIGSEGV (pthread_sigmask) and a SIGSEGV
  *                   handler that exits 94: the fault in the SIGALRM handler must kill
+ *   alarm_storm     a SIGALRM handler that works 3 ms on a 1 ms interval timer (it takes every
+ *                   moment the thread has), then main faults (crash_write_wild)
  *   blocked_before_init  main blocks every signal before ptrec_init (a server that takes its
  *                   signals with sigwait), then faults; first its mask must read back with
  *                   SIGSEGV blocked (else exit 95)
@@ -104,7 +106,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptrec.h"
@@ -888,6 +892,32 @@ __attribute__((noinline)) static void crash_abort_ignored(void)
 	abort();
 }
 
+/* ---- a timer handler that takes longer than its period ------------------------------------ */
+
+static void storm_handler(int sig)
+{
+	struct timespec t0, t;
+
+	(void)sig;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 3000000L);
+}
+
+__attribute__((noinline)) static void crash_alarm_storm(void)
+{
+	struct sigaction act;
+	struct itimerval it = {{0, 1000}, {0, 1000}};
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = storm_handler;
+	sigemptyset(&act.sa_mask);
+	if (sigaction(SIGALRM, &act, NULL) != 0 || setitimer(ITIMER_REAL, &it, NULL) != 0)
+		exit(95);
+	crash_write_wild();
+}
+
 /* ---- a fault inside another signal's handler that blocks everything ----------------------- */
 
 __attribute__((noinline)) static void crash_in_alarm(void)
@@ -1250,6 +1280,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "blocked_worker")) crash_blocked_worker();
 	else if (!strcmp(c, "abort_ignored")) crash_abort_ignored();
 	else if (!strcmp(c, "in_sigalrm")) { install_alarm(); crash_in_sigalrm(); }
+	else if (!strcmp(c, "alarm_storm")) crash_alarm_storm();
 	else if (!strcmp(c, "blocked_in_sigalrm")) crash_blocked_in_sigalrm();
 	else if (!strcmp(c, "sigalrm_before_init")) crash_in_sigalrm();
 	else if (!strcmp(c, "blocked_before_init")) crash_blocked_main();
