@@ -106,6 +106,17 @@ web_user() {
 	chown "$user" "$work/dumps"
 }
 
+# wait_log FILE PATTERN WHAT: waits up to 20 s, while $pid lives, for a line matching PATTERN
+# (grep) in FILE; fails with FILE shown and "WHAT" when none came.
+wait_log() {
+	for _ in $(seq 1 100); do
+		grep -q "$2" "$1" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	grep -q "$2" "$1" || { cat "$1"; fail "$3"; }
+}
+
 # wait_server SECONDS WHAT: waits for $pid to end (killing it after SECONDS), sets $status.
 wait_server() {
 	(sleep "$1"; kill -KILL "$pid" 2>/dev/null; echo hung >"$work/hung") >/dev/null 2>&1 </dev/null &

@@ -33,12 +33,7 @@ CONF
 (cd "$work" && exec "$tool" run --dir "$work/dumps" --report-timeout 30000 -- \
 	"$CHRONYD_BIN" -d -f "$work/chrony.conf" -F 1 -x) >"$work/out" 2>"$work/err" &
 pid=$!
-for _ in $(seq 1 100); do
-	grep -q 'Loaded seccomp filter (level 1)' "$work/err" && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.2
-done
-grep -q 'Loaded seccomp filter (level 1)' "$work/err" || { cat "$work/err"; fail "chronyd did not load its filter"; }
+wait_log "$work/err" 'Loaded seccomp filter (level 1)' "chronyd did not load its filter"
 grep -q '^Seccomp:[[:space:]]*2$' "/proc/$pid/status" || fail "chronyd is not under a seccomp filter"
 [ "$(stat -c %U "/proc/$pid")" = _chrony ] || fail "chronyd does not run as _chrony"
 

@@ -46,12 +46,7 @@ CONF
 (cd "$work" && exec "$PTREC_TOOL" run --dir "$work/dumps" --report-timeout 30000 -- \
 	"$SSHD_BIN" -D -e -f "$work/sshd_config") >"$work/out" 2>"$work/err" &
 pid=$!
-for _ in $(seq 1 100); do
-	grep -q "^Server listening on 127.0.0.1 port $port" "$work/err" && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.2
-done
-grep -q "^Server listening on 127.0.0.1 port $port" "$work/err" || { cat "$work/err"; fail "sshd did not start"; }
+wait_log "$work/err" "^Server listening on 127.0.0.1 port $port" "sshd did not start"
 
 # kids_of PARENT: the children of PARENT
 kids_of() {
