@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "core/report_dirs.h"
+#include "dump/dump_format.h"
 
 int cmd_info(int argc, char **argv);    /* cmd_info.c: capability report */
 int cmd_packets(int argc, char **argv); /* cmd_packets.c: PT packet dump */
@@ -130,6 +131,26 @@ struct tool_place {
  * core file named by core_pattern, $STATE_DIRECTORY, ...), each judged.  core_pattern may be
  * NULL (unknown).  Returns how many (report_place.c). */
 unsigned tool_places(const char *core_pattern, struct tool_place out[PTREC_PLACE_COUNT_]);
+
+/* ---- dumps found (dump_scan.c): the "*.ptrec" files of some directories whose header and
+ * PROCESS record read, for `ptrec list` and `ptrec upload --pending`. */
+struct tool_dump {
+	char *path;                   /* the dump (malloc'd) */
+	struct ptrec_dump_process p;  /* its PROCESS record */
+	int has_report;               /* DUMP.txt exists */
+};
+struct tool_dumps {
+	struct tool_dump *v;
+	size_t n, cap;
+};
+/* Adds the dumps in dir not found yet.  Returns 0, or -1 with errno when dir cannot be read. */
+int tool_dumps_add_dir(struct tool_dumps *all, const char *dir);
+/* Adds the dumps in the places a crash report of this environment may go (tool_places; next
+ * to the core file only when core_pattern's directory is fixed). */
+void tool_dumps_add_places(struct tool_dumps *all);
+/* Sorts newest first (PROCESS time), then by path. */
+void tool_dumps_sort(struct tool_dumps *all);
+void tool_dumps_free(struct tool_dumps *all);
 
 /* Reads path fully (maps it when it can: a file that shrinks while mapped ends the tool with
  * a message naming it and exit status 3).  On failure prints a tool_error naming the file and the cause and returns
