@@ -39,6 +39,37 @@ static int read_head(const char *path, struct ptrec_dump_process *p)
 	return 0;
 }
 
+int tool_dumps_add_file(struct tool_dumps *all, const char *path)
+{
+	char txt[8200];
+	struct ptrec_dump_process p;
+	struct stat st;
+	struct tool_dump *f;
+
+	if (read_head(path, &p) != 0)
+		return -1;
+	for (size_t i = 0; i < all->n; i++)
+		if (!strcmp(all->v[i].path, path))
+			return 0; /* the same directory listed twice */
+	if (all->n == all->cap) {
+		size_t nc = all->cap ? all->cap * 2 : 32;
+		struct tool_dump *g = realloc(all->v, nc * sizeof(*g));
+		if (!g)
+			return -1;
+		all->v = g;
+		all->cap = nc;
+	}
+	f = &all->v[all->n];
+	f->path = strdup(path);
+	if (!f->path)
+		return -1;
+	f->p = p;
+	snprintf(txt, sizeof(txt), "%s.txt", path);
+	f->has_report = lstat(txt, &st) == 0 && S_ISREG(st.st_mode);
+	all->n++;
+	return 0;
+}
+
 int tool_dumps_add_dir(struct tool_dumps *all, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -48,36 +79,13 @@ int tool_dumps_add_dir(struct tool_dumps *all, const char *dir)
 		return -1;
 	while ((e = readdir(d)) != NULL) {
 		size_t len = strlen(e->d_name);
-		char path[8192], txt[8200];
-		struct ptrec_dump_process p;
-		struct stat st;
+		char path[8192];
 
 		if (len < 7 || strcmp(e->d_name + len - 6, ".ptrec") != 0)
 			continue;
 		snprintf(path, sizeof(path), "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
 		         e->d_name);
-		if (read_head(path, &p) != 0)
-			continue;
-		for (size_t i = 0; i < all->n; i++)
-			if (!strcmp(all->v[i].path, path))
-				goto next; /* the same directory listed twice */
-		if (all->n == all->cap) {
-			size_t nc = all->cap ? all->cap * 2 : 32;
-			struct tool_dump *g = realloc(all->v, nc * sizeof(*g));
-			if (!g)
-				break;
-			all->v = g;
-			all->cap = nc;
-		}
-		struct tool_dump *f = &all->v[all->n];
-		f->path = strdup(path);
-		if (!f->path)
-			break;
-		f->p = p;
-		snprintf(txt, sizeof(txt), "%s.txt", path);
-		f->has_report = lstat(txt, &st) == 0 && S_ISREG(st.st_mode);
-		all->n++;
-next:;
+		tool_dumps_add_file(all, path);
 	}
 	closedir(d);
 	return 0;

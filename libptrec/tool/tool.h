@@ -25,6 +25,7 @@ int cmd_selftest(int argc, char **argv); /* cmd_selftest.c: record+decode self c
 int cmd_list(int argc, char **argv);    /* cmd_list.c: recent reports, newest first */
 int cmd_cflags(int argc, char **argv);  /* cmd_cflags.c: instrumentation flags for $CC */
 int cmd_run(int argc, char **argv);     /* cmd_run.c: a program run with libptrec preloaded */
+int cmd_upload(int argc, char **argv);  /* cmd_upload.c: dumps sent to a crash server */
 
 /* run_target.c: finds cmd as execvp would (PATH unless it has a '/') and stores its path in
  * out.  Returns 0 or -1 (not found, or longer than cap). */
@@ -143,6 +144,9 @@ struct tool_dumps {
 	struct tool_dump *v;
 	size_t n, cap;
 };
+/* Adds the dump at path unless it is there already.  Returns 0, or -1 when it is not a
+ * readable dump (or memory ran out). */
+int tool_dumps_add_file(struct tool_dumps *all, const char *path);
 /* Adds the dumps in dir not found yet.  Returns 0, or -1 with errno when dir cannot be read. */
 int tool_dumps_add_dir(struct tool_dumps *all, const char *dir);
 /* Adds the dumps in the places a crash report of this environment may go (tool_places; next
