@@ -5,11 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,9 +21,6 @@
 #endif
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
 #endif
 
 int ptrec_helper_peer_get(int sock, struct ptrec_helper_peer *peer, char *err, size_t len)
@@ -68,9 +66,14 @@ void ptrec_helper_peer_release(struct ptrec_helper_peer *peer)
 
 int ptrec_helper_peer_alive(const struct ptrec_helper_peer *peer)
 {
+	struct pollfd p = {.fd = peer->pidfd, .events = POLLIN};
+
 	if (peer->pidfd < 0)
 		return 0;
-	return syscall(SYS_pidfd_send_signal, peer->pidfd, 0, NULL, 0) == 0;
+	/* A pidfd polls readable once its process has exited.  Not pidfd_send_signal(0): that
+	 * needs the right to signal the peer, which a helper under another uid without CAP_KILL
+	 * lacks (EPERM), and would read as "exited" for every other user. */
+	return poll(&p, 1, 0) == 0;
 }
 
 /* The numbers after "KEY:\t" in status (up to max), or -1 if the line is missing/bad. */
@@ -149,6 +152,18 @@ int ptrec_helper_status_judge(const char *status, pid_t tid,
 	return 0;
 }
 
+int ptrec_helper_owner_judge(uid_t uid, gid_t gid, pid_t tid,
+                              const struct ptrec_helper_peer *peer, char *err, size_t len)
+{
+	if (peer->uid == 0 || (uid == peer->uid && gid == peer->gid))
+		return 0;
+	snprintf(err, len, "thread %ld: its process is not dumpable (its /proc entries belong to "
+	         "uid %lu gid %lu, not to you: it called prctl(PR_SET_DUMPABLE, 0) or runs a "
+	         "program you may not read), so the kernel would not let you trace it",
+	         (long)tid, (unsigned long)uid, (unsigned long)gid);
+	return -1;
+}
+
 int ptrec_helper_peer_owns(const struct ptrec_helper_peer *peer, pid_t tid, char *err,
                            size_t len)
 {
@@ -165,6 +180,12 @@ int ptrec_helper_peer_owns(const struct ptrec_helper_peer *peer, pid_t tid, char
 		         (long)peer->pid);
 		return -1;
 	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, len, "thread %ld: fstat of its status: %s", (long)tid, strerror(errno));
+		close(fd);
+		return -1;
+	}
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0) {
@@ -172,7 +193,8 @@ int ptrec_helper_peer_owns(const struct ptrec_helper_peer *peer, pid_t tid, char
 		return -1;
 	}
 	buf[n] = '\0';
-	if (ptrec_helper_status_judge(buf, tid, peer, err, len))
+	if (ptrec_helper_status_judge(buf, tid, peer, err, len) ||
+	    ptrec_helper_owner_judge(st.st_uid, st.st_gid, tid, peer, err, len))
 		return -1;
 	/* The process read above is the peer only if the peer was not reaped meanwhile. */
 	if (!ptrec_helper_peer_alive(peer)) {

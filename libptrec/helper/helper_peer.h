@@ -21,8 +21,8 @@ int ptrec_helper_peer_get(int sock, struct ptrec_helper_peer *peer, char *err, s
 /* Closes the pidfd. */
 void ptrec_helper_peer_release(struct ptrec_helper_peer *peer);
 
-/* Returns 1 while the peer process has not been reaped (its pid cannot have been reused),
- * else 0. */
+/* Returns 1 while the peer process has not exited (so its pid cannot have been reused),
+ * else 0: polls the pidfd, which needs no right to signal the peer. */
 int ptrec_helper_peer_alive(const struct ptrec_helper_peer *peer);
 
 /* Judges the text of /proc/PID/task/TID/status for a request by peer: the thread's Tgid must
@@ -32,8 +32,18 @@ int ptrec_helper_peer_alive(const struct ptrec_helper_peer *peer);
 int ptrec_helper_status_judge(const char *status, pid_t tid,
                               const struct ptrec_helper_peer *peer, char *err, size_t len);
 
-/* Whether thread tid belongs to the peer: reads /proc/PID/task/TID/status, judges it, and
- * checks the peer is still alive.  Returns 0 or -1 with the cause in err. */
+/* Judges the owner (uid, gid) of thread tid's /proc entries for a request by peer.  The
+ * kernel gives them the process's euid and egid while it is dumpable and root's when it is
+ * not (task_dump_owner: prctl(PR_SET_DUMPABLE, 0), an exec of a setuid program or of one the
+ * user may not read, such as a mode 0711 binary): the same "dumpable" that ptrace_may_access
+ * requires, which perf_event_open skips for a CAP_PERFMON caller like the helper.  For a peer
+ * other than root the owner must be the peer's uid and gid.  Returns 0 or -1 with the cause
+ * in err.  Pure. */
+int ptrec_helper_owner_judge(uid_t uid, gid_t gid, pid_t tid,
+                             const struct ptrec_helper_peer *peer, char *err, size_t len);
+
+/* Whether thread tid belongs to the peer: reads /proc/PID/task/TID/status, judges it and the
+ * owner of that file, and checks the peer is still alive.  Returns 0 or -1 with the cause in err. */
 int ptrec_helper_peer_owns(const struct ptrec_helper_peer *peer, pid_t tid, char *err,
                            size_t len);
 

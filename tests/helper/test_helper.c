@@ -2,6 +2,8 @@
  * instead of intel_pt, every check unchanged), and the library's fallback on it:
  *  - a thread of our own gets a working fd (SCM_RIGHTS) that counts that thread only;
  *  - a thread of another process, and another uid's request for our thread, are refused;
+ *  - a thread of a non-dumpable process (PR_SET_DUMPABLE 0, an execute-only program) is
+ *    refused to its own uid, as the kernel refuses it perf_event_open;
  *  - a peer that exits before its request is judged is refused, also when its pid is reused
  *    (the pidfd taken at connect no longer lives);
  *  - malformed, oversized, empty and silent requests get a reason and the helper lives on;
@@ -37,6 +39,7 @@
 #include "capture/helper_client.h"
 #include "capture/perf_aux.h"
 #include "check.h"
+#include "helper_test.h"
 #include "helper/helper_peer.h"
 #include "ptrec.h"
 
@@ -212,6 +215,7 @@ static void test_other_uid(void)
 		close(pfd[0]);
 		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 			_exit(3);
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* as after an exec: setuid cleared it */
 		int r1 = ptrec_helper_open(sock_path, "intel_pt", me, 65536, &ev, why, sizeof(why));
 		int n = snprintf(out, sizeof(out), "%d|%s|", r1, why);
 		int r2 = ptrec_helper_open(sock_path, "intel_pt", tid_self(), 65536, &ev, why,
@@ -235,6 +239,143 @@ static void test_other_uid(void)
 	         (long)me);
 	CHECK(strncmp(buf, expect, strlen(expect)) == 0);
 	CHECK(strstr(buf, "|0|1") != NULL); /* its own thread: granted, with an fd */
+}
+
+/* ---- dumpability ------------------------------------------------------------------------- */
+
+/* The kernel's own verdict, the oracle: may this process open a user-space software event
+ * on process pid itself (perf_event_open checks ptrace_may_access, dumpability included,
+ * for a caller without CAP_PERFMON)?  Returns 1 yes, 0 no (EACCES/EPERM). */
+static int kernel_allows(pid_t pid)
+{
+	int fd = sw_event_open(pid);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/* As nobody: asks for our own thread, then again after prctl(PR_SET_DUMPABLE, 0); and a
+ * child of ours (nobody too) asks the kernel whether it may open an event on us. */
+static void ask_undumpable(char *out, size_t len)
+{
+	struct ptrec_helper_event ev;
+	char why[256];
+	int r1 = ptrec_helper_open(sock_path, "intel_pt", tid_self(), 4096, &ev, why, sizeof(why));
+	if (ev.fd >= 0)
+		close(ev.fd);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	int r2 = ptrec_helper_open(sock_path, "intel_pt", tid_self(), 4096, &ev, why, sizeof(why));
+	pid_t c = fork();
+	if (c == 0)
+		_exit(kernel_allows(getppid()));
+	int st = 0;
+	waitpid(c, &st, 0);
+	snprintf(out, len, "kernel=%d|%d|%d|%d|%s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, r1, r2,
+	         ev.fd >= 0, why);
+}
+
+static char xonly_path[160]; /* a mode 0711 copy of a program, which nobody may not read */
+
+/* As nobody: a child connects, then execs the execute-only program; on its socket we ask for
+ * the child's thread (the peer is the child: its pid, its uid), and ask the kernel whether
+ * we may open an event on the child ourselves. */
+static void ask_execute_only(char *out, size_t len)
+{
+	struct sockaddr_un sa;
+	char req[128], reply[256] = "", comm[64] = "", proc[64];
+	int s = socket(AF_UNIX, SOCK_SEQPACKET, 0); /* inherited across the exec */
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, sock_path);
+	pid_t c = fork();
+	if (c == 0) {
+		if (connect(s, (struct sockaddr *)&sa, sizeof(sa)))
+			_exit(1);
+		execl(xonly_path, xonly_path, "10", (char *)NULL);
+		_exit(100 + errno);
+	}
+	/* Wait for the exec: the child's name becomes the program's. */
+	snprintf(proc, sizeof(proc), "/proc/%ld/comm", (long)c);
+	for (int i = 0; i < 500 && !strstr(comm, "sleep-0711"); i++) {
+		FILE *f = fopen(proc, "r");
+		if (!f || !fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		if (f)
+			fclose(f);
+		if (!strstr(comm, "sleep-0711"))
+			sleep_ms(10);
+	}
+	int kernel = kernel_allows(c);
+	snprintf(req, sizeof(req), PTREC_HELPER_PROTO " open intel_pt tid=%ld ring=4096", (long)c);
+	if (send(s, req, strlen(req), 0) > 0) {
+		ssize_t n = recv(s, reply, sizeof(reply) - 1, 0);
+		reply[n > 0 ? n : 0] = '\0';
+	}
+	int cst = 0;
+	if (waitpid(c, &cst, WNOHANG) == c) /* the exec failed: say why */
+		snprintf(reply, sizeof(reply), "exec of %s: %s", xonly_path,
+		         WIFEXITED(cst) && WEXITSTATUS(cst) > 100 ? strerror(WEXITSTATUS(cst) - 100)
+		                                                 : "died");
+	snprintf(out, len, "kernel=%d|%s", kernel, reply);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	close(s);
+}
+
+/* Copies the program at from to `to` with mode 0711.  Returns 0 or -1. */
+static int copy_execute_only(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	ssize_t n = 0;
+	if (in >= 0 && out >= 0)
+		while ((n = read(in, buf, sizeof(buf))) > 0 && write(out, buf, (size_t)n) == n)
+			;
+	int ok = in >= 0 && out >= 0 && n == 0 && fchmod(out, 0711) == 0;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out))
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+static void test_not_dumpable(void)
+{
+	char out[600], expect[96];
+
+	printf("-- a thread of a non-dumpable process is refused to its own uid (nobody), as the "
+	       "kernel refuses it\n");
+	if (geteuid() != 0) {
+		printf("   skipped: not root, so this test cannot run a client as another uid\n");
+		return;
+	}
+	as_nobody(ask_undumpable, out, sizeof(out));
+	printf("   nobody, before and after PR_SET_DUMPABLE 0: %s\n", out);
+	CHECK(strncmp(out, "kernel=0|", 9) == 0); /* the oracle: the kernel refuses nobody */
+	snprintf(expect, sizeof(expect), "kernel=0|0|%d|0|thread ", -PTREC_EPERM);
+	CHECK(strncmp(out, expect, strlen(expect)) == 0);
+	CHECK(strstr(out, "its process is not dumpable") != NULL);
+
+	/* An execute-only program: whether it makes the process non-dumpable is the kernel's
+	 * call (would_dump); the helper must agree with the kernel either way. */
+	snprintf(xonly_path, sizeof(xonly_path), "%s/sleep-0711", dir);
+	if (copy_execute_only("/bin/sleep", xonly_path)) {
+		printf("   skipped the execute-only case: cannot copy /bin/sleep: %s\n",
+		       strerror(errno));
+		return;
+	}
+	as_nobody(ask_execute_only, out, sizeof(out));
+	printf("   nobody's child after exec of a 0711 program: %s\n", out);
+	if (!strncmp(out, "kernel=0|", 9)) {
+		CHECK(strstr(out, "|refused: thread ") != NULL);
+		CHECK(strstr(out, "its process is not dumpable") != NULL);
+	} else {
+		printf("   (this kernel keeps a process that runs an execute-only program dumpable, "
+		       "and lets its user trace it: so does the helper)\n");
+		CHECK(strncmp(out, "kernel=1|ok config=", 19) == 0);
+	}
+	unlink(xonly_path);
 }
 
 /* ---- pid reuse --------------------------------------------------------------------------- */
@@ -545,16 +686,7 @@ static void test_info(void)
 int main(void)
 {
 	const char *b = getenv("top_builddir");
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	int fd = sw_event_open(0);
 	if (fd < 0) {
 		int e = errno;
 		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -584,6 +716,7 @@ int main(void)
 	int held = test_own_thread();
 	test_other_process();
 	test_other_uid();
+	test_not_dumpable();
 	test_pid_reuse();
 	test_bad_requests();
 	test_many_clients();

@@ -1,6 +1,7 @@
 /* test_helper_peer.c — ptrec-helper's judgement of a thread's /proc status for a peer: the
- * thread must be in the peer's process and run with the peer's uid and gid alone, and a
- * non-root peer's thread must hold no capabilities. */
+ * thread must be in the peer's process and run with the peer's uid and gid alone, a
+ * non-root peer's thread must hold no capabilities, and its process must be dumpable (the
+ * owner of its /proc entries is the peer's). */
 #include "config.h"
 
 #include <string.h>
@@ -63,5 +64,14 @@ int main(void)
 	CHECK(judge(status(buf, sizeof(buf), 4000, "-1000\t1000\t1000\t1000", gsame, nocap), &peer,
 	            err, sizeof(err)) == -1);
 	CHECK(judge("", &peer, err, sizeof(err)) == -1);
+
+	/* The owner of the thread's /proc entries: the peer's while the process is dumpable,
+	 * root's when it is not (PR_SET_DUMPABLE 0, an execute-only or setuid program). */
+	CHECK(ptrec_helper_owner_judge(1000, 100, 4001, &peer, err, sizeof(err)) == 0);
+	CHECK(ptrec_helper_owner_judge(0, 0, 4001, &peer, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "thread 4001: its process is not dumpable") != NULL);
+	CHECK(ptrec_helper_owner_judge(1000, 0, 4001, &peer, err, sizeof(err)) == -1);
+	/* root's own non-dumpable process: the kernel lets root trace it, so does the helper */
+	CHECK(ptrec_helper_owner_judge(0, 0, 4001, &root, err, sizeof(err)) == 0);
 	return check_done();
 }
