@@ -187,6 +187,8 @@ static int read_maps(struct ptrec_dump *d, const uint8_t *payload, uint64_t size
 		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": MAPS text contains a NUL byte; "
 		           "read up to it", off);
 	d->maps_text = text;
+	d->maps_bytes = payload;
+	d->maps_size = strlen(text);
 	for (line = text; *line; line = next) {
 		struct ptrec_dump_map m, *slot;
 		char *nl = strchr(line, '\n');

@@ -62,6 +62,9 @@ struct ptrec_dump {
 	size_t nmaps;
 	char *maps_text;                   /* NUL-terminated copy of the MAPS text (paths point
 	                                      into it), or NULL */
+	const uint8_t *maps_bytes;         /* the MAPS text as written (into the buffer: lines
+	                                      and spaces intact), up to any NUL, or NULL */
+	size_t maps_size;                  /* its bytes */
 	char *status_text;                 /* NUL-terminated STATUS record text ("key value"
 	                                      lines: configuration and refused backends), or NULL */
 	int complete;                      /* 1 if the END record was reached */

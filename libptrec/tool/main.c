@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"list", cmd_list, "list recent dumps, newest first"},
 	{"cflags", cmd_cflags, "print the cheapest instrumentation flags for $CC"},
 	{"run", cmd_run, "run a program with the recorder preloaded (no rebuild)"},
+	{"minidump", cmd_minidump, "write a ptrec dump as a Breakpad minidump"},
 	{"upload", cmd_upload, "send dumps to a crash server (Sentry, Breakpad/Crashpad)"},
 };
 

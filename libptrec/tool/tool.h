@@ -25,6 +25,7 @@ int cmd_selftest(int argc, char **argv); /* cmd_selftest.c: record+decode self c
 int cmd_list(int argc, char **argv);    /* cmd_list.c: recent reports, newest first */
 int cmd_cflags(int argc, char **argv);  /* cmd_cflags.c: instrumentation flags for $CC */
 int cmd_run(int argc, char **argv);     /* cmd_run.c: a program run with libptrec preloaded */
+int cmd_minidump(int argc, char **argv); /* cmd_minidump.c: a dump as a Breakpad minidump */
 int cmd_upload(int argc, char **argv);  /* cmd_upload.c: dumps sent to a crash server */
 
 /* run_target.c: finds cmd as execvp would (PATH unless it has a '/') and stores its path in
