@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -513,8 +514,30 @@ static void when_text(int64_t t, char *out, size_t cap)
 		snprintf(out, cap, "%" PRId64, t);
 }
 
-/* Sends one dump.  Returns 0 uploaded (or already), 1 not sent (stays pending). */
+static int send_locked(struct run *run, const struct tool_dump *td, int pending);
+
+/* Sends one dump.  Returns 0 uploaded (or already, or being sent by another run), 1 not sent
+ * (stays pending). */
 static int send_dump(struct run *run, const struct tool_dump *td, int pending)
+{
+	const char *dump = td->path;
+
+	/* One sender per dump: a second `ptrec upload` (the timer's and one by hand) leaves it to
+	 * the first.  An advisory lock on a read-only descriptor: the dump is not changed. */
+	int lock = open(dump, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		printf("%s: being sent by another ptrec upload\n", dump);
+		close(lock);
+		return 0;
+	}
+	int rc = send_locked(run, td, pending);
+	if (lock >= 0)
+		close(lock);
+	return rc;
+}
+
+/* send_dump, with the dump's lock held. */
+static int send_locked(struct run *run, const struct tool_dump *td, int pending)
 {
 	const struct upload_opts *o = run->o;
 	const char *dump = td->path;

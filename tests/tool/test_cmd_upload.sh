@@ -10,7 +10,8 @@
 #    a backoff that doubles) and then sends it exactly once; an uploaded dump is never sent
 #    again by --pending; a named dump is tried at once; 413 is reported with the server's
 #    message; an unreachable server, a missing curl and --max-size post nothing and keep it
-#    pending; no dump or report is ever changed or removed;
+#    pending; a dump another run is sending is left to it; no dump or report is ever changed
+#    or removed;
 #  - each minidump posted goes through Breakpad's minidump_stackwalk when it is installed.
 . "$top_srcdir/tests/tool/tool_common.sh"
 
@@ -183,8 +184,21 @@ says err "HTTP 413: {\"detail\": \"envelope exceeded size limits\"}" "a 413"
 checks=$((checks + 1))
 [ "$(state "$d1" uploaded)" = 0 ] || fail "uploaded after a 413"
 
-# ---- a Sentry DSN, the environment and a configuration file ------------------------------------
+# ---- one sender per dump: another run holding the dump's lock has it -----------------------------
 rm "$d1.upload"
+if command -v flock >/dev/null 2>&1; then
+	checks=$((checks + 1))
+	flock "$d1" "$tool" upload --config "$tmp/empty.conf" --url "$url" "$d1" >"$tmp/out" 2>&1 ||
+		fail "a locked dump: $(cat "$tmp/out")"
+	says out "$d1: being sent by another ptrec upload" "a locked dump"
+	nposts 8 "a dump another run is sending"
+	checks=$((checks + 1))
+	[ ! -e "$d1.upload" ] || fail "a state was written for a locked dump"
+else
+	echo "SKIP (part): flock(1) not found: the one-sender lock is not tried"
+fi
+
+# ---- a Sentry DSN, the environment and a configuration file ------------------------------------
 answers 200 200 200
 up 0 --dsn "http://0123456789abcdef@127.0.0.1:$port/42" "$d1"
 is 9 'r["path"], r["query"]' "('/api/42/minidump/', {'sentry_key': ['0123456789abcdef']})" "a DSN"
