@@ -4,12 +4,18 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/helper_client.h"
@@ -18,6 +24,146 @@
 #ifndef PTREC_HELPER_SOCKET
 #define PTREC_HELPER_SOCKET "/run/ptrec/helper.sock"
 #endif
+#define ANON_INODE_FS_MAGIC 0x09041934 /* linux/magic.h: anon_inodefs, home of perf events */
+
+/* A helper that let an exchange time out is not asked again for a while (per socket path),
+ * so that a silent one costs one bounded wait, not one per new thread. */
+static pthread_mutex_t quiet_lock = PTHREAD_MUTEX_INITIALIZER;
+static char quiet_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct timespec quiet_until;
+
+static long long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Returns 1 (with the reason) while path is in its quiet period after a timeout. */
+static int quiet_now(const char *path, char *reason, size_t len)
+{
+	long long left = 0;
+	pthread_mutex_lock(&quiet_lock);
+	if (!strcmp(quiet_path, path))
+		left = (long long)quiet_until.tv_sec * 1000 + quiet_until.tv_nsec / 1000000 - now_ms();
+	pthread_mutex_unlock(&quiet_lock);
+	if (left <= 0)
+		return 0;
+	snprintf(reason, len, "ptrec-helper at %s did not answer within %u ms lately: not asked "
+	         "again for %lld ms", path, PTREC_HELPER_CLIENT_MS, left);
+	return 1;
+}
+
+static void quiet_start(const char *path)
+{
+	long long until = now_ms() + PTREC_HELPER_QUIET_MS;
+	pthread_mutex_lock(&quiet_lock);
+	snprintf(quiet_path, sizeof(quiet_path), "%s", path);
+	quiet_until.tv_sec = (time_t)(until / 1000);
+	quiet_until.tv_nsec = (long)(until % 1000) * 1000000L;
+	pthread_mutex_unlock(&quiet_lock);
+}
+
+/* Sets both socket timeouts to what is left before deadline (ms, CLOCK_MONOTONIC).  Returns 0,
+ * or -1 once the deadline has passed. */
+static int bound_by(int s, long long deadline)
+{
+	long long left = deadline - now_ms();
+	if (left <= 0)
+		return -1;
+	struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return 0;
+}
+
+int ptrec_helper_socket_trusted(const char *path, char *reason, size_t len)
+{
+	struct stat st;
+	uid_t me = geteuid();
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(dir)) {
+		snprintf(reason, len, "ptrec-helper socket path too long: %s", path);
+		return -PTREC_EINVAL;
+	}
+	if (lstat(path, &st) < 0) {
+		int e = errno;
+		snprintf(reason, len, "no ptrec-helper at %s: %s", path, strerror(e));
+		return e == ENOENT || e == ENOTDIR ? -PTREC_ENOSUPP : -PTREC_EIO;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(reason, len, "no ptrec-helper at %s: not a socket", path);
+		return -PTREC_ENOSUPP;
+	}
+	if (st.st_uid != 0 && st.st_uid != me) {
+		snprintf(reason, len, "not asking the ptrec-helper socket %s: it belongs to uid %lu, "
+		         "neither root nor you (uid %lu), so anyone could be listening there", path,
+		         (unsigned long)st.st_uid, (unsigned long)me);
+		return -PTREC_EPERM;
+	}
+	memcpy(dir, path, n + 1);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(reason, len, "no ptrec-helper at %s: its directory %s is unusable", path, dir);
+		return -PTREC_ENOSUPP;
+	}
+	if (st.st_uid != 0 && st.st_uid != me) {
+		snprintf(reason, len, "not asking the ptrec-helper socket %s: its directory %s "
+		         "belongs to uid %lu, neither root nor you (uid %lu), who could put another "
+		         "socket there", path, dir, (unsigned long)st.st_uid, (unsigned long)me);
+		return -PTREC_EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(reason, len, "not asking the ptrec-helper socket %s: its directory %s "
+		         "(mode %04o) is writable by others, who could put another socket there",
+		         path, dir, (unsigned)(st.st_mode & 07777));
+		return -PTREC_EPERM;
+	}
+	return 0;
+}
+
+/* Whether fd, passed as the helper's answer, is a perf event: an anon inode of anon_inodefs
+ * that answers PERF_EVENT_IOC_ID (and, where /proc is mounted, is named [perf_event]).
+ * Anything else (a file, a memfd, a pipe) could fault or lie when mapped.  Returns 0 or -1
+ * with the reason. */
+static int perf_fd_check(int fd, char *reason, size_t len)
+{
+	struct statfs sf;
+	struct stat st;
+	uint64_t id;
+	char link[64], name[64];
+
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0 || (unsigned long)sf.f_type !=
+	    ANON_INODE_FS_MAGIC || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+		snprintf(reason, len, "ptrec-helper passed an fd that is not a perf event (not an "
+		         "anonymous inode): not used");
+		return -1;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, name, sizeof(name) - 1);
+	if (n > 0) {
+		name[n] = '\0';
+		if (strcmp(name, "anon_inode:[perf_event]")) {
+			snprintf(reason, len, "ptrec-helper passed an fd that is not a perf event (%s): "
+			         "not used", name);
+			return -1;
+		}
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		snprintf(reason, len, "ptrec-helper passed an fd that is not a perf event "
+		         "(PERF_EVENT_IOC_ID: %s): not used", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 const char *ptrec_helper_socket(void)
 {
@@ -98,31 +244,36 @@ bad:
 	return -PTREC_EFORMAT;
 }
 
-/* Connects to the helper.  Returns the socket or a negative code with reason. */
-static int helper_connect(const char *path, char *reason, size_t len)
+/* Connects to the helper at a trusted path, bounded by deadline.  Returns the socket or a
+ * negative code with reason. */
+static int helper_connect(const char *path, long long deadline, char *reason, size_t len)
 {
 	struct sockaddr_un sa;
 	size_t n = strlen(path);
 
-	if (n >= sizeof(sa.sun_path)) {
-		snprintf(reason, len, "ptrec-helper socket path too long: %s", path);
-		return -PTREC_EINVAL;
-	}
+	int rc = ptrec_helper_socket_trusted(path, reason, len);
+	if (rc)
+		return rc;
+	if (quiet_now(path, reason, len))
+		return -PTREC_EIO;
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0) {
 		snprintf(reason, len, "socket(AF_UNIX): %s", strerror(errno));
 		return -PTREC_EIO;
 	}
-	struct timeval tv = {PTREC_HELPER_TIMEOUT_MS / 1000,
-	                     (PTREC_HELPER_TIMEOUT_MS % 1000) * 1000};
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	bound_by(s, deadline);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, path, n);
 	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 		close(s);
+		if (e == EAGAIN || e == EINPROGRESS) {
+			quiet_start(path);
+			snprintf(reason, len, "ptrec-helper at %s: no connection within %u ms", path,
+			         PTREC_HELPER_CLIENT_MS);
+			return -PTREC_EIO;
+		}
 		snprintf(reason, len, "no ptrec-helper at %s: %s", path, strerror(e));
 		return e == ENOENT || e == ECONNREFUSED || e == ENOTDIR ? -PTREC_ENOSUPP
 		                                                        : -PTREC_EIO;
@@ -132,8 +283,8 @@ static int helper_connect(const char *path, char *reason, size_t len)
 
 /* Sends req and receives the reply into buf (NUL-terminated) and at most one passed fd into
  * *fd (-1 if none).  Returns the reply length or a negative code with reason. */
-static int exchange(int s, const char *req, char *buf, size_t buflen, int *fd, char *reason,
-                    size_t len)
+static int exchange(int s, const char *path, long long deadline, const char *req, char *buf,
+                    size_t buflen, int *fd, char *reason, size_t len)
 {
 	union {
 		struct cmsghdr h;
@@ -143,7 +294,9 @@ static int exchange(int s, const char *req, char *buf, size_t buflen, int *fd, c
 	struct msghdr mh;
 
 	*fd = -1;
-	if (send(s, req, strlen(req), MSG_NOSIGNAL) < 0) {
+	if (bound_by(s, deadline) || send(s, req, strlen(req), MSG_NOSIGNAL) < 0) {
+		if (errno == EAGAIN)
+			quiet_start(path);
 		snprintf(reason, len, "ptrec-helper: send: %s", strerror(errno));
 		return -PTREC_EIO;
 	}
@@ -152,10 +305,18 @@ static int exchange(int s, const char *req, char *buf, size_t buflen, int *fd, c
 	mh.msg_iovlen = 1;
 	mh.msg_control = ctl.space;
 	mh.msg_controllen = sizeof(ctl.space);
-	ssize_t n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	ssize_t n = bound_by(s, deadline) ? (errno = EAGAIN, -1)
+	                                   : recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
 	if (n <= 0) {
-		snprintf(reason, len, "ptrec-helper: no reply: %s",
-		         n == 0 ? "connection closed" : errno == EAGAIN ? "timed out" : strerror(errno));
+		int e = errno;
+		if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK)) {
+			quiet_start(path);
+			snprintf(reason, len, "ptrec-helper: no reply within %u ms (not asked again for "
+			         "%u s)", PTREC_HELPER_CLIENT_MS, PTREC_HELPER_QUIET_MS / 1000);
+		} else {
+			snprintf(reason, len, "ptrec-helper: no reply: %s",
+			         n == 0 ? "connection closed" : strerror(e));
+		}
 		return -PTREC_EIO;
 	}
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
@@ -185,19 +346,22 @@ int ptrec_helper_open(const char *socket_path, const char *backend, pid_t tid,
 
 	memset(ev, 0, sizeof(*ev));
 	ev->fd = -1;
-	int s = helper_connect(socket_path, reason, reason_len);
+	long long deadline = now_ms() + PTREC_HELPER_CLIENT_MS;
+	int s = helper_connect(socket_path, deadline, reason, reason_len);
 	if (s < 0) {
 		errno = saved;
 		return s;
 	}
 	snprintf(req, sizeof(req), PTREC_HELPER_PROTO " open %s tid=%ld ring=%zu", backend,
 	         (long)tid, ring_size);
-	rc = exchange(s, req, buf, sizeof(buf), &fd, reason, reason_len);
+	rc = exchange(s, socket_path, deadline, req, buf, sizeof(buf), &fd, reason, reason_len);
 	close(s);
 	if (rc >= 0) {
 		rc = ptrec_helper_reply_parse(buf, (size_t)rc, ev, reason, reason_len);
 		if (rc == 0 && fd < 0) {
 			snprintf(reason, reason_len, "ptrec-helper said ok but passed no fd");
+			rc = -PTREC_EIO;
+		} else if (rc == 0 && perf_fd_check(fd, reason, reason_len)) {
 			rc = -PTREC_EIO;
 		} else if (rc == -PTREC_EFORMAT) {
 			rc = -PTREC_EIO;
@@ -217,12 +381,14 @@ int ptrec_helper_ping(const char *socket_path, char *reply, size_t reply_len)
 	char buf[PTREC_HELPER_MSG_MAX + 1];
 	int fd;
 
-	int s = helper_connect(socket_path, reply, reply_len);
+	long long deadline = now_ms() + PTREC_HELPER_CLIENT_MS;
+	int s = helper_connect(socket_path, deadline, reply, reply_len);
 	if (s < 0) {
 		errno = saved;
 		return s;
 	}
-	int n = exchange(s, PTREC_HELPER_PROTO " ping", buf, sizeof(buf), &fd, reply, reply_len);
+	int n = exchange(s, socket_path, deadline, PTREC_HELPER_PROTO " ping", buf, sizeof(buf),
+	                 &fd, reply, reply_len);
 	close(s);
 	if (fd >= 0)
 		close(fd);

@@ -21,7 +21,9 @@
 
 #define PTREC_HELPER_PROTO "ptrec-helper/1"  /* first word of every request */
 #define PTREC_HELPER_MSG_MAX 256u            /* longest request or reply, bytes */
-#define PTREC_HELPER_TIMEOUT_MS 2000u        /* send/receive bound on either side */
+#define PTREC_HELPER_TIMEOUT_MS 2000u        /* the helper's send/receive bound */
+#define PTREC_HELPER_CLIENT_MS 1000u         /* the client's bound on a whole exchange */
+#define PTREC_HELPER_QUIET_MS 30000u         /* not asked again after a timeout, for this */
 
 /* What the helper opened. */
 struct ptrec_helper_event {
@@ -37,6 +39,13 @@ struct ptrec_helper_event {
  * PTREC_HELPER=off.  The pointer stays valid for the process's life. */
 const char *ptrec_helper_socket(void);
 
+/* Whether the socket at path may be asked: it must be a socket owned by root or by the
+ * caller (euid), in a directory owned by root or by the caller that others cannot write
+ * (unless sticky), so that no other user can stand in for the helper.  Returns 0, or
+ * -PTREC_ENOSUPP (nothing there), -PTREC_EPERM (not trusted), -PTREC_EINVAL / -PTREC_EIO
+ * with the cause in reason. */
+int ptrec_helper_socket_trusted(const char *path, char *reason, size_t len);
+
 /* Parses a reply (len bytes, not NUL-terminated) into ev's config fields.  Returns 0 for an
  * "ok ..." reply, -PTREC_EPERM for "refused: ..." (the reason copied to reason), or
  * -PTREC_EFORMAT for anything else.  Pure. */
@@ -44,10 +53,14 @@ int ptrec_helper_reply_parse(const char *msg, size_t len, struct ptrec_helper_ev
                              char *reason, size_t reason_len);
 
 /* Asks the helper at `socket_path` to open `backend`'s ("intel_pt" / "intel_bts") event for
- * thread tid of the calling process with a ring of ring_size bytes.  Returns 0 with ev->fd
- * open, or -PTREC_ENOSUPP (no helper listening there), -PTREC_EPERM (the helper refused),
- * -PTREC_EIO (talk failed or timed out), with the cause in reason.  Opens and closes its own
- * socket; errno is preserved. */
+ * thread tid of the calling process with a ring of ring_size bytes.  The socket must pass
+ * ptrec_helper_socket_trusted(), the whole exchange takes at most PTREC_HELPER_CLIENT_MS
+ * (after a timeout that path is not asked again for PTREC_HELPER_QUIET_MS), and the fd passed
+ * must be a perf event (anon inode [perf_event] answering PERF_EVENT_IOC_ID).  Returns 0 with
+ * ev->fd open, or -PTREC_ENOSUPP (no helper listening there), -PTREC_EPERM (the helper
+ * refused, or the socket is not trusted), -PTREC_EIO (talk failed or timed out, or what was
+ * passed is not a perf event), with the cause in reason.  Opens and closes its own socket;
+ * errno is preserved. */
 int ptrec_helper_open(const char *socket_path, const char *backend, pid_t tid,
                       size_t ring_size, struct ptrec_helper_event *ev, char *reason,
                       size_t reason_len);

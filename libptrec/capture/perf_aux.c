@@ -235,6 +235,19 @@ int ptrec_perf_aux_open(struct ptrec_ring *ring, size_t size,
 		return rc;
 	}
 	struct perf_event_mmap_page *up = base;
+	/* The kernel fills in the geometry of the ring it made: check it before writing to the
+	 * page (a descriptor from ptrec-helper is a perf event, but not necessarily the one we
+	 * asked for). */
+	if (up->data_offset != page || up->data_size != PTREC_PERF_DATA_PAGES * page) {
+		snprintf(reason, len, "%s event%s: its ring is not the one mapped (data_offset %llu, "
+		         "data_size %llu; expected %zu, %zu)", spec->pmu_name,
+		         ev.via_helper ? " from ptrec-helper" : "",
+		         (unsigned long long)up->data_offset, (unsigned long long)up->data_size, page,
+		         (size_t)PTREC_PERF_DATA_PAGES * page);
+		munmap(base, base_size);
+		close(fd);
+		return -PTREC_EIO;
+	}
 	up->aux_offset = base_size;
 	up->aux_size = size;
 	void *aux = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, (off_t)base_size);

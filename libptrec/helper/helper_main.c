@@ -14,6 +14,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <limits.h>
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,6 +46,7 @@
 /* The helper's settings, fixed after the command line. */
 static struct {
 	const char *socket_path;   /* where to listen */
+	const char *user;          /* --user: drop to it after binding, keeping CAP_PERFMON */
 	int software;              /* --test-software-event */
 	int allow_bts;             /* --allow-bts */
 	unsigned timeout_ms;       /* per-connection receive/send bound */
@@ -288,15 +293,78 @@ static int listen_socket(int *owned)
 	return s;
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+
+/* --user: started by root, become user (a name, or a number for uid and gid) with no
+ * supplementary groups, CAP_PERFMON alone in the permitted, effective and bounding sets, and
+ * no_new_privs: what the systemd unit grants, for a host without systemd.  Returns 0 or -1
+ * (logged). */
+static int drop_to(const char *user)
+{
+	uid_t uid;
+	gid_t gid;
+	char *e;
+	unsigned long n = strtoul(user, &e, 10);
+	struct passwd *pw = NULL;
+
+	if (*user && !*e && n > 0 && n < (unsigned long)(uid_t)-1) {
+		uid = (uid_t)n;
+		gid = (gid_t)n;
+	} else if ((pw = getpwnam(user))) {
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+	} else {
+		logf_("--user %s: no such user", user);
+		return -1;
+	}
+	if (uid == 0) {
+		logf_("--user %s: that is root; name an unprivileged user", user);
+		return -1;
+	}
+	if (geteuid() != 0) {
+		logf_("--user needs the helper started as root (it binds, then drops to %s)", user);
+		return -1;
+	}
+	for (int c = 0; c < 64; c++)
+		if (c != CAP_PERFMON && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL) {
+			logf_("cannot drop capability %d from the bounding set: %s", c, strerror(errno));
+			return -1;
+		}
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setgid(gid) < 0 ||
+	    setuid(uid) < 0) {
+		logf_("cannot become %s (uid %lu gid %lu): %s", user, (unsigned long)uid,
+		      (unsigned long)gid, strerror(errno));
+		return -1;
+	}
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	d[CAP_PERFMON / 32].permitted = d[CAP_PERFMON / 32].effective = 1u << (CAP_PERFMON % 32);
+	if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		logf_("cannot keep CAP_PERFMON alone as %s: %s", user, strerror(errno));
+		return -1;
+	}
+	if (getuid() != uid || geteuid() != uid || getgid() != gid || setuid(0) == 0) {
+		logf_("still privileged after dropping to %s", user);
+		return -1;
+	}
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: ptrec-helper [--socket PATH] [--allow-bts] [--timeout-ms N] "
+	        "usage: ptrec-helper [--socket PATH] [--user USER] [--allow-bts] [--timeout-ms N] "
 	        "[--max-clients N]\n"
 	        "                    [--test-software-event [--test-delay-ms N]]\n"
 	        "Opens per-thread, user-space-only Intel PT (and with --allow-bts, BTS) perf events\n"
 	        "for the threads of the processes that ask, and passes them the fd.  Needs\n"
-	        "CAP_PERFMON.  Default socket: %s.  See ptrec-helper(8).\n", PTREC_HELPER_SOCKET);
+	        "CAP_PERFMON: from its systemd unit, or started as root with --user USER (binds,\n"
+	        "then runs as USER with CAP_PERFMON alone).  Default socket: %s.\n"
+	        "See ptrec-helper(8).\n", PTREC_HELPER_SOCKET);
 }
 
 static int parse_uint(const char *s, unsigned *out)
@@ -319,6 +387,8 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		if (!strcmp(a, "--socket") && i + 1 < argc) {
 			opt.socket_path = argv[++i];
+		} else if (!strcmp(a, "--user") && i + 1 < argc) {
+			opt.user = argv[++i];
 		} else if (!strcmp(a, "--allow-bts")) {
 			opt.allow_bts = 1;
 		} else if (!strcmp(a, "--test-software-event")) {
@@ -357,6 +427,11 @@ int main(int argc, char **argv)
 	int ls = listen_socket(&owned);
 	if (ls < 0)
 		return 1;
+	if (opt.user && drop_to(opt.user)) {
+		if (owned)
+			unlink(opt.socket_path);
+		return 1;
+	}
 	logf_("listening on %s (%s)", owned ? opt.socket_path : "the socket systemd passed",
 	      opt.software ? "test mode: software events" : opt.allow_bts ? "intel_pt, intel_bts"
 	                                                               : "intel_pt");

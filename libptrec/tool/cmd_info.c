@@ -446,9 +446,9 @@ static void describe_backend(struct fact_emitter *e, const char *name, int rc, c
 
 /* How to install the helper, one line. */
 static const char helper_install[] =
-	"systemctl enable --now ptrec-helper.socket (units installed with libptrec), or have "
-	"root start " PTREC_SBINDIR "/ptrec-helper with CAP_PERFMON given to that process "
-	"alone (no file capability); see ptrec-helper(8)";
+	"systemctl enable --now ptrec-helper.socket (units installed with libptrec), or as "
+	"root: " PTREC_SBINDIR "/ptrec-helper --user USER (no file capability); see "
+	"ptrec-helper(8)";
 
 static void describe_helper(const struct info *in, struct fact_emitter *e)
 {

@@ -571,6 +571,189 @@ static void test_restart(int held)
 	close(held);
 }
 
+/* ---- a fake helper: what the client accepts ------------------------------------------------ */
+
+/* A listener at path that, per connection, either passes a zero-length read-write file as the
+ * "event" with an ok reply (mode 'f'), or never answers (mode 's').  Runs in a child. */
+static pid_t fake_helper(const char *path, int mode)
+{
+	struct sockaddr_un sa;
+	int ls = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, path);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) ||
+	    listen(ls, 8))
+		exit(99);
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		char file[200], buf[300];
+		snprintf(file, sizeof(file), "%s.empty", path);
+		int empty = open(file, O_RDWR | O_CREAT | O_TRUNC, 0666);
+		unlink(file);
+		for (;;) {
+			int c = accept(ls, NULL, NULL);
+			if (c < 0 || mode == 's') /* silent: keep it open (never closed), say nothing */
+				continue;
+			if (recv(c, buf, sizeof(buf), 0) < 0) {
+				close(c);
+				continue;
+			}
+			static const char ok[] = "ok config=0x1 config1=0x0 config2=0x0 mtc_period=0";
+			union {
+				struct cmsghdr h;
+				char space[CMSG_SPACE(sizeof(int))];
+			} ctl;
+			struct iovec iov = {(void *)ok, sizeof(ok) - 1};
+			struct msghdr mh;
+			memset(&mh, 0, sizeof(mh));
+			memset(&ctl, 0, sizeof(ctl));
+			mh.msg_iov = &iov;
+			mh.msg_iovlen = 1;
+			mh.msg_control = ctl.space;
+			mh.msg_controllen = sizeof(ctl.space);
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &empty, sizeof(int));
+			sendmsg(c, &mh, MSG_NOSIGNAL);
+			close(c);
+		}
+	}
+	close(ls);
+	return p;
+}
+
+static int refuse_perf(void);
+
+static void test_fake_helper(void)
+{
+	char path[160], reason[512];
+	struct ptrec_helper_event ev;
+	struct timespec t0, t1, t2;
+
+	printf("-- a fake helper's file is not mapped, a silent one costs one bounded wait\n");
+	snprintf(path, sizeof(path), "%s/fake.sock", dir);
+	pid_t fake = fake_helper(path, 'f');
+	CHECK(ptrec_helper_open(path, "intel_pt", tid_self(), 65536, &ev, reason,
+	                        sizeof(reason)) == -PTREC_EIO);
+	printf("   a zero-length file passed as the event: %s\n", reason);
+	CHECK(ev.fd == -1);
+	CHECK(strstr(reason, "ptrec-helper passed an fd that is not a perf event") != NULL);
+	/* The library's own path, with the kernel refusing perf_event_open as at paranoid 3: a
+	 * child maps what it was given (before the check: SIGBUS on the first write). */
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		struct ptrec_perf_aux_spec spec = {
+			.pmu_name = "intel_pt", .type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_TASK_CLOCK,
+		};
+		struct ptrec_ring ring;
+		setenv("PTREC_HELPER", path, 1);
+		if (refuse_perf())
+			_exit(77);
+		int rc = ptrec_perf_aux_open(&ring, 65536, &spec, reason, sizeof(reason));
+		printf("   the library, given it: %d %s\n", rc, reason);
+		fflush(stdout);
+		_exit(rc == -PTREC_EPERM && strstr(reason, "not a perf event") ? 0 : 1);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "   the library died of signal %d\n", WTERMSIG(st));
+	CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0) || (WIFEXITED(st) && WEXITSTATUS(st) == 77));
+	kill(fake, SIGKILL);
+	waitpid(fake, NULL, 0);
+	unlink(path);
+
+	fake = fake_helper(path, 's');
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(ptrec_helper_open(path, "intel_pt", tid_self(), 65536, &ev, reason,
+	                        sizeof(reason)) == -PTREC_EIO);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("   a silent helper: %s\n", reason);
+	CHECK(strstr(reason, "no reply within 1000 ms") != NULL);
+	CHECK(ptrec_helper_open(path, "intel_pt", tid_self(), 65536, &ev, reason,
+	                        sizeof(reason)) == -PTREC_EIO);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	printf("   and right after: %s\n", reason);
+	CHECK(strstr(reason, "not asked again for") != NULL);
+	long ms1 = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	long ms2 = (t2.tv_sec - t1.tv_sec) * 1000 + (t2.tv_nsec - t1.tv_nsec) / 1000000;
+	printf("   waited %ld ms, then %ld ms\n", ms1, ms2);
+	CHECK(ms1 >= 900 && ms1 < 1500);
+	CHECK(ms2 < 100);
+	kill(fake, SIGKILL);
+	waitpid(fake, NULL, 0);
+	unlink(path);
+}
+
+/* As nobody: asks for its own thread at sock_path, returns rc|reason. */
+static void ask_untrusted(char *out, size_t len)
+{
+	struct ptrec_helper_event ev;
+	char why[300];
+	int rc = ptrec_helper_open(sock_path, "intel_pt", tid_self(), 4096, &ev, why, sizeof(why));
+	snprintf(out, len, "%d|%s", rc, why);
+}
+
+/* A socket another user owns, or in a directory others may write, is not asked. */
+static void test_untrusted_socket(void)
+{
+	char path[160], out[700], saved[128], cmd[4400], info[8192];
+	struct ptrec_helper_event ev;
+
+	printf("-- a socket of another user, or in a directory others may write, is not asked\n");
+	if (geteuid() != 0) {
+		printf("   skipped: not root, so this test cannot make another user's socket\n");
+		return;
+	}
+	/* Root's own helper, seen by nobody: root's socket in root's 0711 directory: asked. */
+	as_nobody(ask_untrusted, out, sizeof(out));
+	CHECK(strncmp(out, "0|", 2) == 0);
+	/* A socket that belongs to nobody, asked by root. */
+	snprintf(path, sizeof(path), "%s/nobody.sock", dir);
+	pid_t fake = fake_helper(path, 'f');
+	CHECK(lchown(path, 65534, 65534) == 0);
+	CHECK(ptrec_helper_open(path, "intel_pt", tid_self(), 65536, &ev, out, sizeof(out)) ==
+	      -PTREC_EPERM);
+	printf("   nobody's socket: %s\n", out);
+	CHECK(strstr(out, "belongs to uid 65534, neither root nor you (uid 0)") != NULL);
+	const char *tool = getenv("PTREC_TOOL");
+	if (tool) {
+		snprintf(cmd, sizeof(cmd), "PTREC_HELPER='%s' '%s' info --json", path, tool);
+		FILE *f = popen(cmd, "r");
+		size_t n = f ? fread(info, 1, sizeof(info) - 1, f) : 0;
+		info[n] = '\0';
+		if (f)
+			pclose(f);
+		CHECK(strstr(info, "\"reachable\": false,") != NULL);
+		CHECK(strstr(info, "belongs to uid 65534, neither root nor you") != NULL);
+	}
+	/* Root's socket in a directory anyone may write (no sticky bit): not asked either. */
+	char open_dir[160];
+	snprintf(open_dir, sizeof(open_dir), "%s/open", dir);
+	CHECK(mkdir(open_dir, 0777) == 0 && chmod(open_dir, 0777) == 0);
+	snprintf(saved, sizeof(saved), "%s", sock_path);
+	snprintf(sock_path, sizeof(sock_path), "%.100s/helper.sock", open_dir);
+	pid_t h = fake_helper(sock_path, 'f');
+	CHECK(ptrec_helper_open(sock_path, "intel_pt", tid_self(), 65536, &ev, out, sizeof(out)) ==
+	      -PTREC_EPERM);
+	printf("   a 0777 directory: %s\n", out);
+	CHECK(strstr(out, "(mode 0777) is writable by others") != NULL);
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	unlink(sock_path);
+	CHECK(rmdir(open_dir) == 0);
+	snprintf(sock_path, sizeof(sock_path), "%s", saved);
+	kill(fake, SIGKILL);
+	waitpid(fake, NULL, 0);
+	unlink(path);
+}
+
 /* ---- the library's fallback ---------------------------------------------------------------- */
 
 /* Makes perf_event_open fail with EACCES in this thread, as perf_event_paranoid=3 does. */
@@ -723,6 +906,8 @@ int main(void)
 	if (held >= 0)
 		test_restart(held);
 	test_info();
+	test_fake_helper();
+	test_untrusted_socket();
 	test_library_fallback();
 
 	helper_stop(helper_pid);

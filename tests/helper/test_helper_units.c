@@ -129,6 +129,51 @@ static void ask_as_nobody(char *out, size_t len)
 	snprintf(out + n, len - (size_t)n, "%d|%d|%s", r2, ev.fd >= 0, why);
 }
 
+/* Waits for the helper's ping, checks that it runs as uid with CAP_PERFMON alone, that
+ * nobody is granted its own thread and refused it once not dumpable; then stops it. */
+static void check_helper(pid_t helper, uid_t uid)
+{
+	char reply[256] = "", path[64];
+	int up = 0;
+	for (int i = 0; i < 500 && !up; i++) {
+		up = ptrec_helper_ping(sock_path, reply, sizeof(reply)) == 0;
+		if (!up)
+			sleep_ms(10);
+	}
+	CHECK(up);
+	if (!up) {
+		fprintf(stderr, "the helper did not answer: %s\n", reply);
+		kill(helper, SIGKILL);
+		waitpid(helper, NULL, 0);
+		return;
+	}
+	printf("-- the helper runs as uid %lu with CAP_PERFMON alone\n", (unsigned long)uid);
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)helper);
+	char *status = slurp(path), line[128];
+	snprintf(line, sizeof(line), "\nUid:\t%lu\t%lu\t%lu\t%lu\n", (unsigned long)uid,
+	         (unsigned long)uid, (unsigned long)uid, (unsigned long)uid);
+	CHECK(status && strstr(status, line));
+	CHECK(status && strstr(status, "\nGroups:\t \n")); /* none */
+	CHECK(status && strstr(status, "\nCapPrm:\t0000004000000000\n"));
+	CHECK(status && strstr(status, "\nCapEff:\t0000004000000000\n"));
+	CHECK(status && strstr(status, "\nCapBnd:\t0000004000000000\n"));
+	CHECK(status && strstr(status, "\nNoNewPrivs:\t1\n"));
+
+	printf("-- nobody is granted its own thread, and refused it once not dumpable\n");
+	char out[700];
+	as_nobody(ask_as_nobody, out, sizeof(out));
+	printf("   nobody got: %s\n", out);
+	char expect[64];
+	snprintf(expect, sizeof(expect), "0||1|%d|0|thread ", -PTREC_EPERM);
+	CHECK(strncmp(out, expect, strlen(expect)) == 0);
+	CHECK(strstr(out, "its process is not dumpable") != NULL);
+
+	kill(helper, SIGTERM);
+	int st;
+	waitpid(helper, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const char *b = getenv("top_builddir");
@@ -200,6 +245,7 @@ int main(void)
 	printf("-- setpriv %s %s --clear-groups %s %s %s --no-new-privs %s --test-software-event "
 	       "(socket %s, mode %04o, as fd 3)\n", ruid, rgid, inh, ambient, bounding, helper_bin,
 	       sock_path, (unsigned)mode);
+	fflush(stdout);
 	pid_t helper = fork();
 	if (helper == 0) {
 		char lp[32];
@@ -213,44 +259,23 @@ int main(void)
 		_exit(127);
 	}
 	close(ls);
-	char reply[256] = "";
-	int up = 0;
-	for (int i = 0; i < 500 && !up; i++) {
-		up = ptrec_helper_ping(sock_path, reply, sizeof(reply)) == 0;
-		if (!up)
-			sleep_ms(10);
+	check_helper(helper, uid);
+
+	/* Without systemd: root starts it with --user, it binds the socket (root's, so clients
+	 * trust it) and drops to that user with CAP_PERFMON alone. */
+	unlink(sock_path);
+	printf("-- ptrec-helper --user %lu, started by root (no systemd)\n", (unsigned long)uid);
+	char user[32];
+	snprintf(user, sizeof(user), "%lu", (unsigned long)uid);
+	helper = fork();
+	if (helper == 0) {
+		execl(helper_bin, helper_bin, "--user", user, "--socket", sock_path,
+		      "--test-software-event", (char *)NULL);
+		_exit(127);
 	}
-	CHECK(up);
-	if (!up) {
-		fprintf(stderr, "the helper did not answer: %s\n", reply);
-		kill(helper, SIGKILL);
-		waitpid(helper, NULL, 0);
-		return check_done();
-	}
-
-	printf("-- the helper runs as uid %lu with CAP_PERFMON alone\n", (unsigned long)uid);
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)helper);
-	char *status = slurp(path), line[128];
-	snprintf(line, sizeof(line), "\nUid:\t%lu\t%lu\t%lu\t%lu\n", (unsigned long)uid,
-	         (unsigned long)uid, (unsigned long)uid, (unsigned long)uid);
-	CHECK(status && strstr(status, line));
-	CHECK(status && strstr(status, "\nCapEff:\t0000004000000000\n"));
-	CHECK(status && strstr(status, "\nCapBnd:\t0000004000000000\n"));
-	CHECK(status && strstr(status, "\nNoNewPrivs:\t1\n"));
-
-	printf("-- nobody is granted its own thread, and refused it once not dumpable\n");
-	char out[700];
-	as_nobody(ask_as_nobody, out, sizeof(out));
-	printf("   nobody got: %s\n", out);
-	char expect[64];
-	snprintf(expect, sizeof(expect), "0||1|%d|0|thread ", -PTREC_EPERM);
-	CHECK(strncmp(out, expect, strlen(expect)) == 0);
-	CHECK(strstr(out, "its process is not dumpable") != NULL);
-
-	kill(helper, SIGTERM);
-	int st;
-	waitpid(helper, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	check_helper(helper, uid);
+	struct stat st;
+	CHECK(lstat(sock_path, &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == 0666);
 	unlink(sock_path);
 	rmdir(dir);
 	return check_done();
