@@ -201,35 +201,36 @@ static void serve(int s)
 {
 	struct ptrec_helper_peer peer;
 	struct ptrec_helper_request req;
-	char buf[PTREC_HELPER_MSG_MAX + 1], why[200];
+	char buf[PTREC_HELPER_MSG_MAX + 1], why[200], peer_why[200];
 
-	if (ptrec_helper_peer_get(s, &peer, why, sizeof(why))) {
-		refuse(s, NULL, why);
-		return;
-	}
-	if (opt.test_delay_ms) {
+	if (opt.test_delay_ms) { /* a slow accept: the peer may be gone and its pid reused */
 		struct timespec ts = {opt.test_delay_ms / 1000,
 		                      (long)(opt.test_delay_ms % 1000) * 1000000L};
 		nanosleep(&ts, NULL);
 	}
+	int pinned = ptrec_helper_peer_get(s, &peer, peer_why, sizeof(peer_why)) == 0;
 	ssize_t n = recv(s, buf, sizeof(buf), MSG_TRUNC);
 	if (n < 0) {
-		refuse(s, &peer, errno == EAGAIN ? "no request within the timeout" : strerror(errno));
+		refuse(s, pinned ? &peer : NULL,
+		       errno == EAGAIN ? "no request within the timeout" : strerror(errno));
 	} else if ((size_t)n > PTREC_HELPER_MSG_MAX) {
 		snprintf(why, sizeof(why), "request of %zd bytes is over the limit of %u", n,
 		         PTREC_HELPER_MSG_MAX);
-		refuse(s, &peer, why);
+		refuse(s, pinned ? &peer : NULL, why);
 	} else if (ptrec_helper_request_parse(buf, (size_t)n, &req, why, sizeof(why))) {
-		refuse(s, &peer, why);
+		refuse(s, pinned ? &peer : NULL, why);
 	} else if (req.verb == PTREC_HELPER_PING) {
 		snprintf(buf, sizeof(buf), "ok ptrec-helper %s events=%s", ptrec_version(),
 		         opt.software ? "software(test)" : opt.allow_bts ? "intel_pt,intel_bts"
 		                                                         : "intel_pt");
 		reply(s, buf, -1);
+	} else if (!pinned) {
+		refuse(s, NULL, peer_why);
 	} else {
 		serve_open(s, &peer, &req);
 	}
-	ptrec_helper_peer_release(&peer);
+	if (pinned)
+		ptrec_helper_peer_release(&peer);
 }
 
 static void *connection(void *p)
@@ -415,6 +416,8 @@ int main(int argc, char **argv)
 	}
 	ptrec_pmu_read(NULL, "intel_pt", &opt.pt);
 	ptrec_pmu_read(NULL, "intel_bts", &opt.bts);
+	char pinning[200];
+	ptrec_helper_peer_init(pinning, sizeof(pinning));
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -432,9 +435,10 @@ int main(int argc, char **argv)
 			unlink(opt.socket_path);
 		return 1;
 	}
-	logf_("listening on %s (%s)", owned ? opt.socket_path : "the socket systemd passed",
+	logf_("listening on %s (%s); peers pinned by %s",
+	      owned ? opt.socket_path : "the socket systemd passed",
 	      opt.software ? "test mode: software events" : opt.allow_bts ? "intel_pt, intel_bts"
-	                                                               : "intel_pt");
+	                                                               : "intel_pt", pinning);
 	pthread_attr_t ta;
 	pthread_attr_init(&ta);
 	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "helper/helper_peer.h"
@@ -22,6 +23,52 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+
+/* Whether this kernel has SO_PEERPIDFD, fixed by ptrec_helper_peer_init(). */
+static int have_peerpidfd = 1;
+
+int ptrec_helper_pidfd_policy(int probe_errno, const char *release)
+{
+	unsigned major = 0, minor = 0;
+
+	if (probe_errno == 0)
+		return 1;
+	if (probe_errno != ENOPROTOOPT)
+		return 1; /* the kernel knows the option and failed for a live peer: fail closed */
+	if (sscanf(release ? release : "", "%u.%u", &major, &minor) != 2)
+		return 1;
+	return major > 6 || (major == 6 && minor >= 5);
+}
+
+int ptrec_helper_peer_init(char *what, size_t len)
+{
+	struct utsname u;
+	int sv[2], fd = -1, e = 0;
+	socklen_t sl = sizeof(fd);
+
+	if (uname(&u) < 0)
+		snprintf(u.release, sizeof(u.release), "?");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		e = errno;
+	} else {
+		if (getsockopt(sv[0], SOL_SOCKET, SO_PEERPIDFD, &fd, &sl) < 0)
+			e = errno;
+		else if (fd >= 0)
+			close(fd);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	have_peerpidfd = ptrec_helper_pidfd_policy(e, u.release);
+	if (!e)
+		snprintf(what, len, "SO_PEERPIDFD");
+	else if (have_peerpidfd)
+		snprintf(what, len, "SO_PEERPIDFD, which failed for ourselves (%s, kernel %s): "
+		         "every request will be refused", strerror(e), u.release);
+	else
+		snprintf(what, len, "pidfd_open of the SO_PEERCRED pid (kernel %s has no "
+		         "SO_PEERPIDFD)", u.release);
+	return have_peerpidfd;
+}
 
 int ptrec_helper_peer_get(int sock, struct ptrec_helper_peer *peer, char *err, size_t len)
 {
@@ -39,12 +86,15 @@ int ptrec_helper_peer_get(int sock, struct ptrec_helper_peer *peer, char *err, s
 	peer->gid = cr.gid;
 	int fd = -1;
 	sl = sizeof(fd);
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &sl) < 0 || fd < 0) {
-		if (errno != ENOPROTOOPT && errno != EINVAL) {
-			/* The kernel knows SO_PEERPIDFD but has no pidfd for the peer: gone. */
-			snprintf(err, len, "your process (pid %ld) has exited", (long)cr.pid);
+	if (have_peerpidfd) {
+		/* Any failure means no pidfd for the peer: on 6.5..6.15 an exited peer gives
+		 * EINVAL, and a pidfd_open of its pid could pin a stranger.  Refuse. */
+		if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &sl) < 0 || fd < 0) {
+			snprintf(err, len, "your process (pid %ld) has exited (no pidfd for it: %s)",
+			         (long)cr.pid, strerror(errno));
 			return -1;
 		}
+	} else {
 		/* Kernels before 6.5: the pid as at connect, pinned now.  The liveness checks
 		 * after each step still catch an exit, not a reuse before this point. */
 		fd = (int)syscall(SYS_pidfd_open, cr.pid, 0);

@@ -1,7 +1,8 @@
 /* helper_peer.h — who is on the other end of a ptrec-helper connection, and whether the
  * thread it names is its own.  The peer is pinned by a pidfd taken when the connection is
- * accepted (SO_PEERPIDFD, else pidfd_open of the SO_PEERCRED pid), so a recycled pid cannot
- * stand in for it: every check ends by asking the pidfd whether the peer still lives. */
+ * accepted (SO_PEERPIDFD, else, on kernels without it, pidfd_open of the SO_PEERCRED pid),
+ * so a recycled pid cannot stand in for it: every check ends by asking the pidfd whether the
+ * peer still lives. */
 #ifndef PTREC_HELPER_PEER_H
 #define PTREC_HELPER_PEER_H
 
@@ -14,6 +15,18 @@ struct ptrec_helper_peer {
 	gid_t gid;
 	int pidfd;   /* pidfd of that process, or -1 */
 };
+
+/* Whether the kernel gives a pidfd for a socket's peer (SO_PEERPIDFD), from the errno of a
+ * probe on a socketpair (0: it gave one) and the kernel release: it has when the probe
+ * worked, when the probe failed otherwise than ENOPROTOOPT, or when the release is 6.5 or
+ * later.  Where it has, any later failure refuses the request (on 6.5..6.15 EINVAL is what an
+ * exited peer returns); only where it has not does the helper fall back to pidfd_open of the
+ * SO_PEERCRED pid.  Returns 1 or 0.  Pure. */
+int ptrec_helper_pidfd_policy(int probe_errno, const char *release);
+
+/* Probes SO_PEERPIDFD at start-up (ptrec_helper_pidfd_policy) and says in what how peers
+ * will be pinned.  Returns the policy. */
+int ptrec_helper_peer_init(char *what, size_t len);
 
 /* Fills peer for the connected socket sock.  Returns 0, or -1 with the cause in err. */
 int ptrec_helper_peer_get(int sock, struct ptrec_helper_peer *peer, char *err, size_t len);

@@ -5,7 +5,8 @@
  *  - a thread of a non-dumpable process (PR_SET_DUMPABLE 0, an execute-only program) is
  *    refused to its own uid, as the kernel refuses it perf_event_open;
  *  - a peer that exits before its request is judged is refused, also when its pid is reused
- *    (the pidfd taken at connect no longer lives);
+ *    (the pidfd taken at connect no longer lives), also where SO_PEERPIDFD answers EINVAL for
+ *    the exited peer (kernels 6.5..6.15; forced here by a seccomp filter);
  *  - malformed, oversized, empty and silent requests get a reason and the helper lives on;
  *  - many concurrent clients are all served;
  *  - fds already passed keep working across a helper restart, and the restarted helper serves;
@@ -58,10 +59,32 @@ static void sleep_ms(unsigned ms)
 }
 
 /* Starts the helper in test mode with extra args (NULL-terminated) and waits for its ping. */
+static int helper_einval; /* start the helper with SO_PEERPIDFD failing EINVAL */
+
+/* Makes getsockopt(..., SO_PEERPIDFD, ...) fail with EINVAL in this process and what it execs:
+ * what kernels 6.5 to 6.15 answer for a peer that has exited. */
+static int peerpidfd_einval(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getsockopt, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 77 /* SO_PEERPIDFD */, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 static pid_t helper_start(const char *path, const char *extra1, const char *extra2)
 {
 	pid_t p = fork();
 	if (p == 0) {
+		if (helper_einval && peerpidfd_einval())
+			_exit(126);
 		execl(helper_bin, helper_bin, "--test-software-event", "--socket", path,
 		      "--timeout-ms", "1000", extra1, extra2, (char *)NULL);
 		_exit(127);
@@ -380,15 +403,17 @@ static void test_not_dumpable(void)
 
 /* ---- pid reuse --------------------------------------------------------------------------- */
 
-static void test_pid_reuse(void)
+static void test_pid_reuse(int einval)
 {
 	char path[160], reply[256];
 	struct sockaddr_un sa;
 
 	printf("-- a peer that exits before its request is judged is refused, also when its pid "
-	       "is reused\n");
+	       "is reused%s\n", einval ? "; also where SO_PEERPIDFD says EINVAL (6.5..6.15)" : "");
 	snprintf(path, sizeof(path), "%s/slow.sock", dir);
+	helper_einval = einval;
 	pid_t slow = helper_start(path, "--test-delay-ms", "400");
+	helper_einval = 0;
 	int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -431,8 +456,15 @@ static void test_pid_reuse(void)
 	printf("   peer %ld%s: %s\n", (long)a, reused ? " (pid reused)" : "", reply);
 	char expect[96];
 	snprintf(expect, sizeof(expect), "refused: your process (pid %ld) has exited", (long)a);
-	CHECK_STR(reply, expect);
+	CHECK(strncmp(reply, expect, strlen(expect)) == 0);
 	close(s);
+	if (einval) { /* fail closed: no pidfd for a live peer either, so no grant */
+		struct ptrec_helper_event ev;
+		CHECK(ptrec_helper_open(path, "intel_pt", tid_self(), 4096, &ev, reply,
+		                        sizeof(reply)) == -PTREC_EPERM);
+		printf("   a live peer, SO_PEERPIDFD failing: %s\n", reply);
+		CHECK(strstr(reply, "(no pidfd for it: Invalid argument)") != NULL);
+	}
 	if (b > 0) {
 		kill(b, SIGKILL);
 		waitpid(b, NULL, 0);
@@ -900,7 +932,8 @@ int main(void)
 	test_other_process();
 	test_other_uid();
 	test_not_dumpable();
-	test_pid_reuse();
+	test_pid_reuse(0);
+	test_pid_reuse(1);
 	test_bad_requests();
 	test_many_clients();
 	if (held >= 0)

@@ -4,6 +4,7 @@
  * owner of its /proc entries is the peer's). */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "check.h"
@@ -73,5 +74,15 @@ int main(void)
 	CHECK(ptrec_helper_owner_judge(1000, 0, 4001, &peer, err, sizeof(err)) == -1);
 	/* root's own non-dumpable process: the kernel lets root trace it, so does the helper */
 	CHECK(ptrec_helper_owner_judge(0, 0, 4001, &root, err, sizeof(err)) == 0);
+
+	/* Whether SO_PEERPIDFD exists: the probe decides; only ENOPROTOOPT before 6.5 says no. */
+	CHECK(ptrec_helper_pidfd_policy(0, "4.19.0") == 1);         /* a backport */
+	CHECK(ptrec_helper_pidfd_policy(ENOPROTOOPT, "6.1.0-13-amd64") == 0);
+	CHECK(ptrec_helper_pidfd_policy(ENOPROTOOPT, "5.14.0-427.el9.x86_64") == 0);
+	CHECK(ptrec_helper_pidfd_policy(ENOPROTOOPT, "6.5.0") == 1);
+	CHECK(ptrec_helper_pidfd_policy(ENOPROTOOPT, "7.0") == 1);
+	CHECK(ptrec_helper_pidfd_policy(ENOPROTOOPT, "garbage") == 1);
+	CHECK(ptrec_helper_pidfd_policy(EINVAL, "6.8.0-31-generic") == 1); /* fail closed */
+	CHECK(ptrec_helper_pidfd_policy(EINVAL, "5.10.0") == 1);
 	return check_done();
 }
