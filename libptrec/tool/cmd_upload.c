@@ -837,9 +837,9 @@ int cmd_upload(int argc, char **argv)
 		return TOOL_EXIT_INPUT;
 	}
 	run.now = (int64_t)time(NULL);
-	/* Oldest first. */
-	for (size_t i = all.n; i-- > 0;)
-		failed += send_dump(&run, &all.v[i], pending);
+	/* Named dumps in the order given; --pending's oldest first. */
+	for (size_t k = 0; k < all.n; k++)
+		failed += send_dump(&run, &all.v[pending ? all.n - 1 - k : k], pending);
 	if (all.n) {
 		static const char *const files[] = {"minidump.dmp", "report.txt", "report.json",
 			"curl.conf", "answer", "headers", "status", "curl.err"};

@@ -249,6 +249,12 @@ nposts 11 "--max-size posts nothing"
 checks=$((checks + 1))
 ls "$tmp/dumps" | grep -q '\.upload\.' && fail "temporary state files left: $(ls "$tmp/dumps")"
 
+# ---- named dumps go in the order given -----------------------------------------------------------
+rm -f "$d1.upload" "$d2.upload"
+up 0 --url "$url" "$d2" "$d1"
+is 12 'p["upload_file_minidump"]["sha256"]' "$(sha "$d2.dmp")" "the first dump named"
+is 13 'p["upload_file_minidump"]["sha256"]' "$(sha "$d1.dmp")" "the second dump named"
+
 # ---- the dumps, reports and minidumps are as they were ------------------------------------------
 snapshot | grep -v '\.upload' >"$tmp/after"
 grep -v '\.upload' "$tmp/before" >"$tmp/before.kept"
