@@ -21,6 +21,7 @@
 #include "core/settings.h"
 #include "dump/dump_read.h"
 #include "ptrec.h"
+#include "report/minidump.h"
 #include "report/report.h"
 #include "tool/tool.h"
 #include "tool/upload.h"
@@ -295,10 +296,9 @@ static FILE *create(const char *path)
 	return f;
 }
 
-/* Copies the file DUMP+suffix written at crash time (the report DUMP.txt, the minidump
- * DUMP.dmp) to out_path when it is a regular file of the dump's owner, never through a
- * symbolic link: in a shared directory someone else could have put one there.  Returns 0, or
- * -1 with errno when there is none to take. */
+/* Copies the file DUMP+suffix written at crash time (the report DUMP.txt) to out_path when it
+ * is a regular file of the dump's owner, never through a symbolic link: in a shared directory
+ * someone else could have put one there.  Returns 0, or -1 with errno when there is none. */
 static int copy_beside(const char *dump, const char *suffix, uid_t owner, const char *out_path)
 {
 	char path[UPLOAD_PATH_MAX + 8], buf[65536];
@@ -389,17 +389,26 @@ static void plain_name(const char *s, char *out, size_t cap)
 	out[i] = '\0';
 }
 
-/* Writes the minidump of the report's dump to path.  Returns 0 or -1 with why. */
-static int write_minidump(const char *dump, uid_t owner, struct ptrec_report *rep,
-                          const char *path, char *why, size_t cap)
+/* Writes the minidump of the report's dump to path (report/minidump.h: the same bytes as
+ * `ptrec minidump DUMP`).  Returns 0 or -1 after printing why. */
+static int write_minidump(const char *dump, const struct ptrec_report *rep, const char *path)
 {
-	/* The minidump writer (report/minidump.h) is not in this build yet: a minidump written
-	 * beside the dump at crash time (DUMP.dmp) is posted as it is. */
-	(void)rep;
-	if (copy_beside(dump, ".dmp", owner, path) == 0)
-		return 0;
-	snprintf(why, cap, "no minidump: %s.dmp: %s", dump, strerror(errno));
-	return -1;
+	struct ptrec_minidump md;
+	int rc = ptrec_minidump_build(rep, &md);
+
+	if (rc) {
+		tool_error(dump, -1, "upload: not posted: cannot make its minidump: %s",
+		           ptrec_strerror(rc));
+		return -1;
+	}
+	unlink(path);
+	rc = ptrec_minidump_save(&md, path);
+	ptrec_minidump_free(&md);
+	if (rc) {
+		tool_error(path, -1, "upload: cannot write the minidump: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* Prepares the files of dump in workdir.  Returns 0, or -1 after printing why. */
@@ -412,7 +421,6 @@ static int prepare_files(const char *dump, const struct upload_opts *o, const ch
 	struct ptrec_dump_error err;
 	struct ptrec_report rep;
 	struct stat st;
-	char why[UPLOAD_PATH_MAX + 128];
 	const char *base = strrchr(dump, '/') ? strrchr(dump, '/') + 1 : dump;
 	FILE *out;
 	int rc, ok = 0;
@@ -465,10 +473,8 @@ static int prepare_files(const char *dump, const struct upload_opts *o, const ch
 			goto done;
 		}
 	}
-	if (write_minidump(dump, st.st_uid, &rep, pf->minidump, why, sizeof(why)) != 0) {
-		tool_error(dump, -1, "upload: not posted: %s", why);
+	if (write_minidump(dump, &rep, pf->minidump) != 0)
 		goto done;
-	}
 	pf->breadcrumbs = breadcrumbs(&rep, o->breadcrumbs);
 	pf->total = (size_t)file_size(pf->minidump) + (size_t)file_size(pf->text) +
 	            (size_t)file_size(pf->json);
