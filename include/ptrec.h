@@ -291,6 +291,7 @@ PTREC_API PTREC_NORETURN void ptrec_assert_fail(const char *expr, const char *fi
 /* ---- Status ----------------------------------------------------------------------------- */
 
 #define PTREC_REASON_MAX 192
+#define PTREC_NOT_RECORDING_MAX 1024
 
 /* What the recorder is doing and why.  Filled by ptrec_status(). */
 struct ptrec_status {
@@ -318,6 +319,10 @@ struct ptrec_status {
 	unsigned snapshots_requested;     /* ptrec_snapshot calls and triggered watches */
 	unsigned snapshots_dropped;       /* of those, refused (rate limit, file cap, full
 	                                     queue, no memory) */
+	char not_recording[PTREC_NOT_RECORDING_MAX];
+	/* "" while branch history is recorded in the thread that called ptrec_init, or when
+	 * PTREC_BACKEND=none asked for nothing; else why nothing is recorded and the fix, the
+	 * text of the line ptrec_init wrote on stderr and to the system log ("ptrec: " and this) */
 };
 
 /* Fills st (st->struct_size must be set).  Works before init (initialized = 0).

@@ -121,8 +121,8 @@ static int soft_probe(const struct ptrec_config *cfg, char *reason, size_t reaso
 	if (ptrec_soft_hooks_ran() || cfg->backend == PTREC_BACKEND_INSTRUMENTED)
 		return 0;
 	snprintf(reason, reason_len,
-	         "no instrumented code ran before ptrec_init (build with -finstrument-functions "
-	         "or -fsanitize-coverage=trace-pc)");
+	         "no instrumented code ran before ptrec_init (the program was not built with "
+	         "`ptrec cflags`)");
 	return -PTREC_ENOSUPP;
 }
 

@@ -405,6 +405,10 @@ void ptrec_report_env_prepare(char *const *env, const char *ld_preload);
  * disables).  Called at ptrec_init. */
 void ptrec_syslog_prepare(const char *path);
 
+/* Sends text (one line, no newline, without the "ptrec: " that stderr gets) to the system
+ * log with severity warning, as "ptrec[PID]: text".  ASYNC-SIGNAL-SAFE. */
+void ptrec_syslog_warning(const char *text);
+
 /* Writes the one line of a crash or assertion to stderr and to the system log: the event,
  * pid, thread (name escaped), and where the dump and report went or why they did not (the
  * outcome of the last ptrec_dump_save and ptrec_report_run of the crash slot).

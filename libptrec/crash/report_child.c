@@ -420,9 +420,9 @@ void ptrec_syslog_prepare(const char *path)
 	ptrec_fd_id_take(syslog_fd, &syslog_id);
 }
 
-/* Sends text (one line, no newline) to the system log as "<10>ptrec[PID]: text": facility
- * user, severity critical; `journalctl -t ptrec` finds it. */
-static void syslog_line(const char *text, size_t len)
+/* Sends text (one line, no newline) to the system log as "<PRI>ptrec[PID]: text" (pri: 10 is
+ * facility user, severity critical; 12 user, warning); `journalctl -t ptrec` finds it. */
+static void syslog_line(int pri, const char *text, size_t len)
 {
 	struct ptrec_sbuf b;
 	if (syslog_addr.sun_family != AF_UNIX)
@@ -435,12 +435,19 @@ static void syslog_line(const char *text, size_t len)
 			return;
 	}
 	ptrec_sbuf_init(&b, syslog_buf, sizeof(syslog_buf));
-	ptrec_sbuf_str(&b, "<10>ptrec[");
+	ptrec_sbuf_char(&b, '<');
+	ptrec_sbuf_dec(&b, pri);
+	ptrec_sbuf_str(&b, ">ptrec[");
 	ptrec_sbuf_dec(&b, getpid());
 	ptrec_sbuf_str(&b, "]: ");
 	ptrec_sbuf_mem(&b, text, len);
 	sendto(syslog_fd, syslog_buf, b.len, MSG_DONTWAIT | MSG_NOSIGNAL,
 	       (const struct sockaddr *)&syslog_addr, sizeof(syslog_addr));
+}
+
+void ptrec_syslog_warning(const char *text)
+{
+	syslog_line(12, text, strlen(text));
 }
 
 /* Appends path as the host sees it: under the new root when the process called chroot after
@@ -546,5 +553,5 @@ void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report
 		line_buf[b.cap - 2] = '\n';
 	ptrec_write_all(2, line_buf, b.len);
 	if (text_len > 7)
-		syslog_line(line_buf + 7, text_len - 7);
+		syslog_line(10, line_buf + 7, text_len - 7);
 }

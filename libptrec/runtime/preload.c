@@ -205,10 +205,15 @@ __attribute__((constructor)) static void preload_start(void)
 
 	if (!mode || !*mode || !loaded_by_preload())
 		return;
-	if (!program_links_libptrec() && (r = ptrec_init(NULL)) < 0) {
-		ptrec_stderr("ptrec: the recorder did not start in this program (LD_PRELOAD): ");
-		ptrec_stderr(ptrec_strerror(r));
-		ptrec_stderr("\n");
+	if (!program_links_libptrec()) {
+		ptrec_rec.quiet_init = 1; /* `ptrec run` says once whether history is recorded */
+		r = ptrec_init(NULL);
+		ptrec_rec.quiet_init = 0;
+		if (r < 0) {
+			ptrec_stderr("ptrec: the recorder did not start in this program (LD_PRELOAD): ");
+			ptrec_stderr(ptrec_strerror(r));
+			ptrec_stderr("\n");
+		}
 	}
 	if (!strcmp(mode, "once"))
 		leave_environment();

@@ -125,8 +125,54 @@ static int other_copy_recording(void)
 	return status && status != ptrec_status && status(&st) == 0 && st.initialized;
 }
 
+/* Fills ptrec_rec.not_recording when the thread that called ptrec_init records no branch
+ * history although the configuration asked for some (issue 27: never silently nothing): what
+ * was refused and why, then the fix.  attach_why is the calling thread's ring failure. */
+static void not_recording_note(const char *attach_why)
+{
+	char *t = ptrec_rec.not_recording;
+	const size_t cap = sizeof(ptrec_rec.not_recording);
+	size_t n = 0;
+
+	t[0] = '\0';
+	if (ptrec_crash.cfg.backend == PTREC_BACKEND_NONE)
+		return;
+	if (ptrec_rec.ops) {
+		if (!attach_why[0])
+			return;
+		snprintf(t, cap, "no branch history will be recorded: the %s backend opened no ring "
+		         "for this thread (%s); `ptrec info` shows the limits",
+		         ptrec_backend_name(ptrec_crash.backend), attach_why);
+		return;
+	}
+	n = (size_t)snprintf(t, cap, "no branch history will be recorded: no backend works here (");
+	for (int b = PTREC_BACKEND_INTEL_PT; b < PTREC_BACKEND_COUNT_ && n < cap; b++)
+		if (ptrec_crash.reason[b][0])
+			n += (size_t)snprintf(t + n, cap - n, "%s%s: %s", t[n - 1] == '(' ? "" : "; ",
+			                      ptrec_backend_name((enum ptrec_backend)b),
+			                      ptrec_crash.reason[b]);
+	if (n < cap)
+		snprintf(t + n, cap - n, "); to record without PT, rebuild the program with "
+		         "`ptrec cflags` on the compile line and `pkg-config --libs libptrec` on the "
+		         "link line (`ptrec check FILE` tells whether a build records); "
+		         "PTREC_BACKEND=none says you meant it and silences this line");
+}
+
+/* Says not_recording once, on stderr and to the system log, unless preload.c asked for
+ * quiet. */
+static void not_recording_say(void)
+{
+	if (!ptrec_rec.not_recording[0] || ptrec_rec.quiet_init)
+		return;
+	ptrec_stderr("ptrec: ");
+	ptrec_stderr(ptrec_rec.not_recording);
+	ptrec_stderr("\n");
+	ptrec_syslog_warning(ptrec_rec.not_recording);
+}
+
 PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 {
+	char attach_why[PTREC_REASON_MAX] = "";
 	struct ptrec_config defaults;
 	const struct ptrec_backend_ops *cands[3];
 	const struct ptrec_backend_ops *ops = NULL;
@@ -191,12 +237,14 @@ PTREC_API int ptrec_init(const struct ptrec_config *cfg)
 	ptrec_crash.threads_untraced = &ptrec_rec.threads_untraced;
 	atomic_store(&ptrec_rec.initialized, 1);
 	atomic_store(&ptrec_crash.armed, 1);
-	ptrec_thread_attach();
+	ptrec_thread_attach_why(attach_why, sizeof(attach_why));
+	not_recording_note(attach_why);
 	if (!(ptrec_crash.cfg.flags & PTREC_F_NO_SIGNALS)) {
 		ptrec_interpose_resolve();
 		if (ptrec_signals_install() == 0)
 			ptrec_interpose_adopt();
 	}
+	not_recording_say();
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }
@@ -251,6 +299,8 @@ PTREC_API int ptrec_status(struct ptrec_status *st)
 	st->snapshots_requested = atomic_load(&ptrec_rec.snapshots_requested);
 	st->snapshots_dropped = atomic_load(&ptrec_rec.snapshots_dropped);
 	ptrec_snap_last_report(st->last_report, sizeof(st->last_report));
+	if (st->initialized)
+		memcpy(st->not_recording, ptrec_rec.not_recording, sizeof(st->not_recording));
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }

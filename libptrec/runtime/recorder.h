@@ -42,6 +42,9 @@ struct ptrec_recorder {
 	pthread_mutex_t lock;                     /* init/shutdown/snapshot/status (never taken
 	                                             on the crash path) */
 	struct timespec last_snapshot;            /* CLOCK_MONOTONIC of the last snapshot */
+	int quiet_init;                           /* set by preload.c: ptrec_init does not print
+	                                             the not-recording line (`ptrec run` says it) */
+	char not_recording[PTREC_NOT_RECORDING_MAX]; /* ptrec_status().not_recording */
 };
 
 extern struct ptrec_recorder ptrec_rec;
@@ -97,6 +100,10 @@ void ptrec_preload_env_prepare(void);
 int ptrec_preload_without_libptrec(const char *list, char *out, size_t cap);
 
 /* ---- thread_registry.c ----------------------------------------------------------------- */
+
+/* ptrec_thread_attach, and when the calling thread ends up without a ring and why is not
+ * NULL, the reason in why (left as it was when the ring opened). */
+int ptrec_thread_attach_why(char *why, size_t why_len);
 
 /* Prepares the registry (pthread key, atfork handlers).  Returns 0 or -PTREC_ENOMEM. */
 int ptrec_registry_init(void);

@@ -134,8 +134,9 @@ static void budget_give(size_t size)
 }
 
 /* Opens the calling thread's ring: the configured size, halved on -PTREC_ENOMEM or when the
- * budget is short, down to the smallest ring; any other refusal runs the thread untraced. */
-static void ring_open(struct ptrec_thread *t)
+ * budget is short, down to the smallest ring; any other refusal runs the thread untraced.
+ * Then why (when not NULL) gets the backend's reason, or says the budget was too small. */
+static void ring_open(struct ptrec_thread *t, char *why, size_t why_len)
 {
 	const struct ptrec_backend_ops *ops = ptrec_rec.ops;
 	char reason[PTREC_REASON_MAX];
@@ -159,9 +160,14 @@ static void ring_open(struct ptrec_thread *t)
 			return;
 		}
 		budget_give(size);
+		if (why)
+			snprintf(why, why_len, "%s", reason[0] ? reason : ptrec_strerror(r));
 		if (r != -PTREC_ENOMEM)
 			return;
 	}
+	if (why && !why[0])
+		snprintf(why, why_len, "the memory budget (PTREC_MEMORY_BUDGET) has no room for a "
+		         "ring of %zu bytes", (size_t)PTREC_RING_MIN);
 }
 
 static void ring_close(struct ptrec_thread *t)
@@ -226,7 +232,7 @@ static int slot_reclaim(struct ptrec_thread *t)
 	return 1;
 }
 
-PTREC_API int ptrec_thread_attach(void)
+int ptrec_thread_attach_why(char *why, size_t why_len)
 {
 	struct ptrec_thread *t = NULL;
 
@@ -245,13 +251,15 @@ PTREC_API int ptrec_thread_attach(void)
 	}
 	if (!t) {
 		atomic_fetch_add(&ptrec_rec.threads_untraced, 1);
+		if (why)
+			snprintf(why, why_len, "all %u thread slots are taken", PTREC_MAX_THREADS);
 		return 0; /* more threads than slots: this one runs untraced */
 	}
 	t->tid = ptrec_gettid();
 	t->flags = 0;
 	t->charged = 0;
 	altstack_install(t);
-	ring_open(t);
+	ring_open(t, why, why_len);
 	if (t->flags & PTREC_THREAD_UNTRACED)
 		atomic_fetch_add(&ptrec_rec.threads_untraced, 1);
 	else
@@ -260,6 +268,11 @@ PTREC_API int ptrec_thread_attach(void)
 	pthread_setspecific(exit_key, t);
 	atomic_store(&t->state, PTREC_SLOT_ACTIVE);
 	return 0;
+}
+
+PTREC_API int ptrec_thread_attach(void)
+{
+	return ptrec_thread_attach_why(NULL, 0);
 }
 
 /* Takes slot t's thread off the attached (or untraced) count. */
@@ -396,7 +409,7 @@ static void atfork_child(void)
 	if (ptrec_crash.cfg.flags & PTREC_F_NO_FORK_RINGS)
 		me->flags |= PTREC_THREAD_UNTRACED;
 	else
-		ring_open(me);
+		ring_open(me, NULL, 0);
 	if (me->flags & PTREC_THREAD_UNTRACED)
 		atomic_store(&ptrec_rec.threads_untraced, 1);
 	else

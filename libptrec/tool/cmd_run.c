@@ -190,6 +190,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (run_target_check(prog, 0) != 0)
 		return RUN_EXIT_REFUSED;
+	run_target_history_note(prog);
 	/* every program started later finds the library by this path, whatever its cwd (the
 	 * soname's symlink is kept: a library upgrade replaces the file behind it) */
 	char cwd[PATH_MAX];

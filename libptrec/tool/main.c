@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"selftest", cmd_selftest, "record and decode a known workload with each backend"},
 	{"list", cmd_list, "list recent dumps, newest first"},
 	{"cflags", cmd_cflags, "print the cheapest instrumentation flags for $CC"},
+	{"check", cmd_check, "say whether a program or library records for the instrumented backend"},
 	{"run", cmd_run, "run a program with the recorder preloaded (no rebuild)"},
 	{"minidump", cmd_minidump, "write a ptrec dump as a Breakpad minidump"},
 	{"upload", cmd_upload, "send dumps to a crash server (Sentry, Breakpad/Crashpad)"},

@@ -4,7 +4,9 @@
  * (the loader runs them in secure mode and ignores a LD_PRELOAD path), static programs (no
  * PT_INTERP: no loader at all), 32-bit programs, and programs that have libptrec already (a
  * DT_NEEDED entry libptrec.so*, or ptrec_init among their symbols: they start the recorder
- * themselves).  A "#!" script is judged by its interpreter. */
+ * themselves).  A "#!" script is judged by its interpreter.  Then, where it will record no
+ * branch history (no PT or BTS here, and a program not built with `ptrec cflags`), one line
+ * says so before it starts (issue 27: never silently nothing). */
 #include "config.h"
 
 #include <errno.h>
@@ -18,7 +20,11 @@
 #include <unistd.h>
 
 #include "core/elf_check.h"
+#include "platform/cpuid.h"
+#include "platform/pmu_sysfs.h"
+#include "ptrec.h"
 #include "symbols/elf_symbols.h"
+#include "symbols/instr_scan.h"
 #include "tool/tool.h"
 
 #define ELF_PT_INTERP 3u
@@ -227,4 +233,52 @@ int run_target_check(const char *path, int depth)
 	r = check_elf(path, fd, &st, hd, (size_t)n);
 	close(fd);
 	return r;
+}
+
+/* 1 if the ELF file at path calls libptrec's hooks (instr_scan.h); 0 if it calls none or
+ * cannot be read. */
+static int instrumented(const char *path)
+{
+	struct ptrec_warnings w;
+	struct ptrec_elf elf;
+	struct ptrec_instr_scan s;
+	int yes = 0;
+
+	memset(&w, 0, sizeof(w));
+	if (ptrec_elf_open_file(path, &elf, &w) != 0) {
+		ptrec_warnings_free(&w);
+		return 0;
+	}
+	ptrec_warnings_free(&w);
+	if (ptrec_instr_scan(&elf, &s) == 0)
+		for (int k = 0; k < PTREC_INSTR_KINDS_; k++)
+			yes |= s.by_kind[k] != 0;
+	ptrec_elf_close(&elf);
+	return yes;
+}
+
+void run_target_history_note(const char *path)
+{
+	static struct ptrec_pmu pt, bts; /* large */
+	struct ptrec_cpuid_raw raw;
+	struct ptrec_cpu_info cpu;
+	struct ptrec_sys sys;
+	char why[256];
+	const char *backend = getenv("PTREC_BACKEND");
+
+	if (backend && *backend && strcmp(backend, "auto"))
+		return; /* none: meant; an explicit backend says itself whether it starts */
+	ptrec_cpuid_read(&raw);
+	ptrec_cpuid_decode(&raw, &cpu);
+	ptrec_pmu_read("", "intel_pt", &pt);
+	ptrec_pmu_read("", "intel_bts", &bts);
+	if (pt.present || bts.present)
+		return; /* PT or BTS hardware: the library's own verdict and ptrec info tell */
+	ptrec_sys_read("", &sys);
+	if (ptrec_pt_verdict(&cpu, &pt, &sys, why, sizeof(why)) == 0 || instrumented(path))
+		return;
+	fprintf(stderr, "ptrec: no branch history will be recorded in %s: no intel_pt here (%s), "
+	        "and it is not built with `ptrec cflags` (`ptrec check %s`); its crash reports "
+	        "still show every thread's stack; PTREC_BACKEND=none silences this line\n",
+	        path, why, path);
 }

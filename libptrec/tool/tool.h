@@ -24,6 +24,7 @@ int cmd_report(int argc, char **argv);  /* cmd_report.c: report from a dump */
 int cmd_selftest(int argc, char **argv); /* cmd_selftest.c: record+decode self check */
 int cmd_list(int argc, char **argv);    /* cmd_list.c: recent reports, newest first */
 int cmd_cflags(int argc, char **argv);  /* cmd_cflags.c: instrumentation flags for $CC */
+int cmd_check(int argc, char **argv);   /* cmd_check.c: does a build record? */
 int cmd_run(int argc, char **argv);     /* cmd_run.c: a program run with libptrec preloaded */
 int cmd_minidump(int argc, char **argv); /* cmd_minidump.c: a dump as a Breakpad minidump */
 int cmd_upload(int argc, char **argv);  /* cmd_upload.c: dumps sent to a crash server */
@@ -34,6 +35,11 @@ int run_target_find(const char *cmd, char *out, size_t cap);
 /* run_target.c: 0 if `ptrec run` can preload libptrec into the program at path (depth: "#!"
  * interpreters followed so far, 0 at first), else prints why not and returns -1. */
 int run_target_check(const char *path, int depth);
+/* run_target.c: before `ptrec run` starts the program at path with PTREC_BACKEND unset or
+ * auto: one "ptrec: no branch history will be recorded ..." line on stderr when this machine
+ * has no PT or BTS and the program calls no libptrec hook (the preloaded library stays quiet
+ * about it). */
+void run_target_history_note(const char *path);
 
 /* Exit statuses shared by all subcommands. */
 #define TOOL_EXIT_OK 0     /* success */

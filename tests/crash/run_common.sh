@@ -43,6 +43,12 @@ ptrec_run() {
 	echo "--- ptrec run $* (status $status)"; cat "$work/out" "$work/err"
 }
 
+# ptrec_lines [FILE]: how many lines libptrec wrote in FILE ($work/err), less `ptrec run`'s
+# own note that nothing records here (test_run_not_recording.sh).
+ptrec_lines() {
+	grep '^ptrec: ' "${1:-$work/err}" | grep -vc '^ptrec: no branch history will be recorded in '
+}
+
 # dumps_of PID: the dumps of process PID in $work/dumps.
 dumps_of() {
 	ls "$work/dumps"/ptrec.*."$1".*.ptrec 2>/dev/null

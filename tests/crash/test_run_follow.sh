@@ -20,7 +20,7 @@ rm -f "$work/dumps"/*
 ptrec_run --no-follow --dir "$work/dumps" -- "$plain" spawn_crash "$plain" segv
 [ "$status" -eq 139 ] || fail "exit status $status, expected 139"
 grep -q '^child: signal 11$' "$work/out" || fail "the child did not die of SIGSEGV"
-[ "$(grep -c '^ptrec: ' "$work/err")" -eq 1 ] || fail "expected one ptrec line (the parent's)"
+[ "$(ptrec_lines)" -eq 1 ] || fail "expected one ptrec line (the parent's)"
 [ "$(ls "$work/dumps"/*.ptrec | wc -l)" -eq 1 ] || fail "expected one dump, the parent's"
 
 # what a child of a --no-follow program gets: no libptrec in LD_PRELOAD, no PTREC_PRELOAD

@@ -23,7 +23,7 @@ if [ -n "$san_preload" ]; then
 fi
 grep -q "^PTREC_DIR=$work/dumps\$" "$work/report.env" || fail "the rest of the environment was not kept"
 # exactly one dump and one ptrec line: the report tool recorded nothing of its own
-[ "$(grep -c '^ptrec: ' "$work/err")" -eq 1 ] || fail "expected one ptrec line"
+[ "$(ptrec_lines)" -eq 1 ] || fail "expected one ptrec line"
 [ "$(ls "$work/dumps"/*.ptrec | wc -l)" -eq 1 ] || fail "expected exactly one dump"
 grep -q parse_header "$work/dumps"/*.ptrec.txt || fail "the report does not name parse_header"
 echo "PASS: the report child runs without libptrec"

@@ -103,7 +103,7 @@ elif [ -n "$user" ]; then
 	*) fail "the ptrec line does not say why child $victim left no dump and how to allow it: $line" ;;
 	esac
 	[ -z "$(ls "$work/dumps")" ] || fail "a file was written for a child that is not dumpable"
-	[ "$(grep -c '^ptrec: ' "$work/logs/error.log")" -eq 1 ] || fail "expected exactly one ptrec line"
+	[ "$(ptrec_lines "$work/logs/error.log")" -eq 1 ] || fail "expected exactly one ptrec line"
 fi
 
 start "CoreDumpDirectory $work/dumps"

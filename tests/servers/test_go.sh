@@ -92,7 +92,7 @@ echo "--- a crash in C (status $status), stderr:"; cat "$work/err"
 grep -q '^fatal error: unexpected signal during runtime execution$' "$work/err" || fail "Go's own report did not start"
 grep -q '^\[signal SIGSEGV: segmentation violation code=0x1 addr=0x8 ' "$work/err" || fail "Go's report does not name the fault"
 grep -q '^goroutine 1 ' "$work/err" || fail "Go's report was cut short"
-[ "$(grep -c '^ptrec: ' "$work/err")" -eq 1 ] || fail "expected exactly one ptrec line"
+[ "$(ptrec_lines "$work/err")" -eq 1 ] || fail "expected exactly one ptrec line"
 set -- "$work"/dumps/ptrec.*.ptrec
 [ $# -eq 1 ] && [ -f "$1" ] || fail "expected exactly one dump in --dir"
 report=$1.txt

@@ -101,8 +101,8 @@ if [ -n "$root" ] && [ "$(cat /proc/sys/fs/suid_dumpable 2>/dev/null)" = 0 ]; th
 	wait_server 60 "did not die"
 	echo "--- unbound (status $status), stderr:"; cat "$jail/err"
 	[ "$status" -eq 139 ] || fail "exit status $status, expected 139 (killed by SIGSEGV)"
-	[ "$(grep -c '^ptrec: ' "$jail/err")" -eq 1 ] || fail "expected exactly one ptrec line"
-	line=$(grep '^ptrec: ' "$jail/err")
+	[ "$(ptrec_lines "$jail/err")" -eq 1 ] || fail "expected exactly one ptrec line"
+	line=$(ptrec_line "$jail/err")
 	case "$line" in
 	"ptrec: SIGSEGV in pid $server thread $worker (unbound): no dump written (the process is not dumpable ("*) ;;
 	*) fail "the ptrec line does not say why the worker left no dump: $line" ;;
@@ -126,8 +126,8 @@ set -- "$jail"/dumps/ptrec.*.ptrec
 [ $# -eq 1 ] && [ -f "$1" ] || fail "expected exactly one dump in $jail/dumps"
 dump=$1
 if [ -n "$root" ]; then
-	[ "$(grep -c '^ptrec: ' "$jail/err")" -eq 1 ] || fail "expected exactly one ptrec line"
-	line=$(grep '^ptrec: ' "$jail/err")
+	[ "$(ptrec_lines "$jail/err")" -eq 1 ] || fail "expected exactly one ptrec line"
+	line=$(ptrec_line "$jail/err")
 	case "$line" in
 	"ptrec: SIGSEGV in pid $server thread $worker (unbound): dump $dump; no report (the report tool $PTREC_TOOL is not inside the process's new root $jail (chroot after ptrec_init); decode on the host: ptrec report $dump)") ;;
 	*) fail "the ptrec line does not name the dump by its host path and why there is no report: $line" ;;
