@@ -34,6 +34,7 @@
 #define MAX_DIRS 32
 #define BACKOFF_MAX (6 * 3600) /* the longest wait after failures: 6 hours */
 #define RETRY_AFTER_MAX (24 * 3600)
+#define SETTLE_S 60 /* --pending leaves dumps younger than this (settling) */
 
 /* The settings, from the command line, the environment and the configuration file. */
 struct upload_opts {
@@ -522,6 +523,20 @@ static void when_text(int64_t t, char *out, size_t cap)
 
 static int send_locked(struct run *run, const struct tool_dump *td, int pending);
 
+/* 1 if the dump or its report changed less than SETTLE_S seconds before now: at crash time the
+ * report child writes DUMP.txt for up to PTREC_REPORT_TIMEOUT_MS (10 s by default) after the
+ * dump, and a partial one would be sent for good. */
+static int settling(const char *dump, int64_t now)
+{
+	char txt[UPLOAD_PATH_MAX + 8];
+	struct stat st;
+
+	if (stat(dump, &st) == 0 && (int64_t)st.st_mtime > now - SETTLE_S)
+		return 1;
+	snprintf(txt, sizeof(txt), "%s.txt", dump);
+	return lstat(txt, &st) == 0 && (int64_t)st.st_mtime > now - SETTLE_S;
+}
+
 /* Sends one dump.  Returns 0 uploaded (or already, or being sent by another run), 1 not sent
  * (stays pending). */
 static int send_dump(struct run *run, const struct tool_dump *td, int pending)
@@ -575,6 +590,11 @@ static int send_locked(struct run *run, const struct tool_dump *td, int pending)
 	if (pending && have && s.next_try > run->now) {
 		when_text(s.next_try, when, sizeof(when));
 		printf("%s: waiting until %s (%s)\n", dump, when, s.result);
+		return 0;
+	}
+	if (pending && settling(dump, run->now)) {
+		printf("%s: written less than %d s ago (its report may still be being written): left "
+		       "for the next run\n", dump, SETTLE_S);
 		return 0;
 	}
 	if (prepare_files(dump, o, run->workdir, &pf) != 0)

@@ -6,7 +6,7 @@
 #  - what is posted: upload_file_minidump (the dump's minidump), the text report (DUMP.txt as
 #    it is) and the JSON report as files, release, host, tags, breadcrumbs; a Sentry DSN posts
 #    to /api/PROJECT/minidump/?sentry_key=KEY; a configuration file and the environment work;
-#  - nothing is lost: after 429 and 500 the dump stays pending, --pending waits (Retry-After,
+#  - nothing is lost: --pending leaves a dump written in the last minute; after 429 and 500 the dump stays pending, --pending waits (Retry-After,
 #    a backoff that doubles) and then sends it exactly once; an uploaded dump is never sent
 #    again by --pending; a named dump is tried at once; 413 is reported with the server's
 #    message; an unreachable server, a missing curl and --max-size post nothing and keep it
@@ -40,7 +40,6 @@ done
 m1=$tmp/1.dmp m2=$tmp/2.dmp
 "$tool" minidump "$d1" -o "$m1" && "$tool" minidump "$d2" -o "$m2" || { echo "ptrec minidump failed"; exit 99; }
 snapshot() { (cd "$tmp/dumps" && ls -l --time-style=+%s | sed 1d && sha256sum *); }
-snapshot >"$tmp/before"
 
 # ---- the receiver ------------------------------------------------------------------------------
 start_receiver() {
@@ -90,6 +89,14 @@ is() {
 	[ "$v" = "$3" ] || fail "$4: request $1: $2 is '$v', expected '$3'"
 }
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
+
+# ---- --pending leaves dumps written in the last minute (their report may be being written) ------
+up 0 --url "$url" --pending "$tmp/dumps"
+nposts 0 "--pending on dumps just written"
+says out "$d1: written less than 60 s ago" "--pending on a dump just written"
+says out "$d2: written less than 60 s ago" "--pending on a dump just written"
+touch -d '2 minutes ago' "$d1" "$d1.txt" "$d2" "$d2.txt"
+snapshot >"$tmp/before"
 
 # ---- named dump, 200: what is posted ----------------------------------------------------------
 answers 200
