@@ -77,6 +77,18 @@ static int bound_by(int s, long long deadline)
 	return 0;
 }
 
+void ptrec_helper_socket_dir(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
 int ptrec_helper_socket_trusted(const char *path, char *reason, size_t len)
 {
 	struct stat st;
@@ -103,14 +115,7 @@ int ptrec_helper_socket_trusted(const char *path, char *reason, size_t len)
 		         (unsigned long)st.st_uid, (unsigned long)me);
 		return -PTREC_EPERM;
 	}
-	memcpy(dir, path, n + 1);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	ptrec_helper_socket_dir(path, dir, sizeof(dir));
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(reason, len, "no ptrec-helper at %s: its directory %s is unusable", path, dir);
 		return -PTREC_ENOSUPP;

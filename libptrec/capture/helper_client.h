@@ -39,6 +39,9 @@ struct ptrec_helper_event {
  * PTREC_HELPER=off.  The pointer stays valid for the process's life. */
 const char *ptrec_helper_socket(void);
 
+/* The directory of socket path into dir ("." for a bare name, "/" for one in the root). */
+void ptrec_helper_socket_dir(const char *path, char *dir, size_t len);
+
 /* Whether the socket at path may be asked: it must be a socket owned by root or by the
  * caller (euid), in a directory owned by root or by the caller that others cannot write
  * (unless sticky), so that no other user can stand in for the helper.  Returns 0, or

@@ -47,6 +47,7 @@
 static struct {
 	const char *socket_path;   /* where to listen */
 	const char *user;          /* --user: drop to it after binding, keeping CAP_PERFMON */
+	gid_t socket_gid;          /* --socket-group: its gid (socket 0660), else (gid_t)-1 */
 	int software;              /* --test-software-event */
 	int allow_bts;             /* --allow-bts */
 	unsigned timeout_ms;       /* per-connection receive/send bound */
@@ -243,8 +244,9 @@ static void *connection(void *p)
 	return NULL;
 }
 
-/* The listening socket: systemd's (LISTEN_FDS) or our own at opt.socket_path (0666: who may
- * ask is decided per request).  Sets *owned when we created the path.  Returns fd or -1. */
+/* The listening socket: systemd's (LISTEN_FDS) or our own at opt.socket_path, in a directory
+ * only root (or we) may write, mode 0666 (who may ask is decided per request), or 0660 and
+ * the group of --socket-group.  Sets *owned when we created the path.  Returns fd or -1. */
 static int listen_socket(int *owned)
 {
 	const char *lp = getenv("LISTEN_PID"), *lf = getenv("LISTEN_FDS");
@@ -266,7 +268,26 @@ static int listen_socket(int *owned)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, opt.socket_path, n);
+	/* The directory first: made if missing, and writable by us alone, so that nobody else
+	 * can swap what is at the path between the calls below. */
+	char dir[sizeof(sa.sun_path)];
+	ptrec_helper_socket_dir(opt.socket_path, dir, sizeof(dir));
+	mkdir(dir, 0755); /* /run/ptrec when started by hand; EEXIST is fine */
 	struct stat st;
+	int sr = stat(dir, &st);
+	if (sr < 0 || !S_ISDIR(st.st_mode)) {
+		logf_("the socket's directory %s is not usable: %s", dir,
+		      sr < 0 ? strerror(errno) : "not a directory");
+		close(s);
+		return -1;
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		logf_("the socket's directory %s (owner uid %lu, mode %04o) may be written by "
+		      "others, who could swap the socket: give it to root, mode 0755", dir,
+		      (unsigned long)st.st_uid, (unsigned)(st.st_mode & 07777));
+		close(s);
+		return -1;
+	}
 	if (lstat(opt.socket_path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			logf_("%s exists and is not a socket: not touching it", opt.socket_path);
@@ -275,17 +296,19 @@ static int listen_socket(int *owned)
 		}
 		unlink(opt.socket_path); /* a stale socket of a previous run */
 	}
-	char dir[sizeof(sa.sun_path)];
-	memcpy(dir, opt.socket_path, n + 1);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		mkdir(dir, 0755); /* /run/ptrec when started by hand; EEXIST is fine */
-	}
-	mode_t old = umask(0);
+	/* The mode comes from the umask at bind: nothing afterwards follows the path. */
+	mode_t old = umask(opt.socket_gid != (gid_t)-1 ? 0117 : 0111);
 	int r = bind(s, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || chmod(opt.socket_path, 0666) < 0 || listen(s, 64) < 0) {
+	if (r == 0 && opt.socket_gid != (gid_t)-1 &&
+	    lchown(opt.socket_path, (uid_t)-1, opt.socket_gid) < 0) {
+		logf_("cannot give %s to group %lu: %s", opt.socket_path,
+		      (unsigned long)opt.socket_gid, strerror(errno));
+		unlink(opt.socket_path);
+		close(s);
+		return -1;
+	}
+	if (r < 0 || listen(s, 64) < 0) {
 		logf_("cannot listen on %s: %s", opt.socket_path, strerror(errno));
 		close(s);
 		return -1;
@@ -358,8 +381,9 @@ static int drop_to(const char *user)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: ptrec-helper [--socket PATH] [--user USER] [--allow-bts] [--timeout-ms N] "
-	        "[--max-clients N]\n"
+	        "usage: ptrec-helper [--socket PATH] [--socket-group GROUP] [--user USER] "
+	        "[--allow-bts]\n"
+	        "                    [--timeout-ms N] [--max-clients N]\n"
 	        "                    [--test-software-event [--test-delay-ms N]]\n"
 	        "Opens per-thread, user-space-only Intel PT (and with --allow-bts, BTS) perf events\n"
 	        "for the threads of the processes that ask, and passes them the fd.  Needs\n"
@@ -382,12 +406,26 @@ static int parse_uint(const char *s, unsigned *out)
 int main(int argc, char **argv)
 {
 	opt.socket_path = PTREC_HELPER_SOCKET;
+	opt.socket_gid = (gid_t)-1;
 	opt.timeout_ms = PTREC_HELPER_TIMEOUT_MS;
 	opt.max_clients = 64;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--socket") && i + 1 < argc) {
 			opt.socket_path = argv[++i];
+		} else if (!strcmp(a, "--socket-group") && i + 1 < argc) {
+			const char *g = argv[++i];
+			struct group *gr = getgrnam(g);
+			char *e;
+			unsigned long v = strtoul(g, &e, 10);
+			if (gr)
+				opt.socket_gid = gr->gr_gid;
+			else if (*g && !*e && v < (unsigned long)(gid_t)-1)
+				opt.socket_gid = (gid_t)v;
+			else {
+				fprintf(stderr, "ptrec-helper: --socket-group %s: no such group\n", g);
+				return 2;
+			}
 		} else if (!strcmp(a, "--user") && i + 1 < argc) {
 			opt.user = argv[++i];
 		} else if (!strcmp(a, "--allow-bts")) {

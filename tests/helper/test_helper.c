@@ -59,7 +59,8 @@ static void sleep_ms(unsigned ms)
 }
 
 /* Starts the helper in test mode with extra args (NULL-terminated) and waits for its ping. */
-static int helper_einval; /* start the helper with SO_PEERPIDFD failing EINVAL */
+static int helper_einval;   /* start the helper with SO_PEERPIDFD failing EINVAL */
+static int helper_no_chmod; /* start the helper with chmod by path failing EPERM */
 
 /* Makes getsockopt(..., SO_PEERPIDFD, ...) fail with EINVAL in this process and what it execs:
  * what kernels 6.5 to 6.15 answer for a peer that has exited. */
@@ -79,11 +80,33 @@ static int peerpidfd_einval(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
+/* Makes chmod, fchmodat and fchmodat2 (a mode change by path, which follows a symlink put in
+ * the socket's place) fail with EPERM in this process and what it execs. */
+static int path_chmod_eperm(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#ifdef SYS_chmod
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_chmod, 3, 0),
+#else
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fchmodat, 3, 0),
+#endif
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fchmodat, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 452 /* fchmodat2 */, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 static pid_t helper_start(const char *path, const char *extra1, const char *extra2)
 {
 	pid_t p = fork();
 	if (p == 0) {
-		if (helper_einval && peerpidfd_einval())
+		if ((helper_einval && peerpidfd_einval()) || (helper_no_chmod && path_chmod_eperm()))
 			_exit(126);
 		execl(helper_bin, helper_bin, "--test-software-event", "--socket", path,
 		      "--timeout-ms", "1000", extra1, extra2, (char *)NULL);
@@ -98,6 +121,8 @@ static pid_t helper_start(const char *path, const char *extra1, const char *extr
 	fprintf(stderr, "helper at %s did not answer: %s\n", path, reply);
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
+	if (helper_pid > 0) /* the main helper, if this was another: not left behind */
+		kill(helper_pid, SIGTERM);
 	exit(99);
 }
 
@@ -588,6 +613,7 @@ static void test_restart(int held)
 
 	printf("-- fds passed before a helper restart keep counting; the new helper serves\n");
 	helper_stop(helper_pid);
+	helper_pid = -1;
 	CHECK(ptrec_helper_ping(sock_path, reply, sizeof(reply)) == -PTREC_ENOSUPP);
 	uint64_t a = count_of(held);
 	spin_ms(20);
@@ -786,6 +812,116 @@ static void test_untrusted_socket(void)
 	unlink(path);
 }
 
+/* ---- the helper's own socket ----------------------------------------------------------------- */
+
+/* Runs the helper on path (plus one extra option pair) for at most 1.5 s or until it exits,
+ * its stderr into err.  Returns its exit status, or -1 if it was still running (killed). */
+static int helper_try(const char *path, const char *x1, const char *x2, char *err, size_t len)
+{
+	int pfd[2];
+	if (pipe(pfd))
+		exit(99);
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		if (helper_no_chmod && path_chmod_eperm())
+			_exit(126);
+		execl(helper_bin, helper_bin, "--test-software-event", "--socket", path, x1, x2,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	int st = 0, done = 0;
+	for (int i = 0; i < 150 && !done; i++) {
+		done = waitpid(p, &st, WNOHANG) == p;
+		if (!done)
+			sleep_ms(10);
+	}
+	if (!done) {
+		kill(p, SIGTERM);
+		waitpid(p, &st, 0);
+	}
+	ssize_t n = read(pfd[0], err, len - 1);
+	err[n > 0 ? n : 0] = '\0';
+	close(pfd[0]);
+	return done && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* As uid/gid 61998 (in no group of ours): may it connect to sock_path? */
+static int stranger_connects(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		struct sockaddr_un sa;
+		if (setgroups(0, NULL) || setgid(61998) || setuid(61998))
+			_exit(3);
+		int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		memset(&sa, 0, sizeof(sa));
+		sa.sun_family = AF_UNIX;
+		strcpy(sa.sun_path, sock_path);
+		_exit(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? 0 :
+		      errno == EACCES ? 1 : 2);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
+static void test_socket_dir(void)
+{
+	char sub[160], path[200], err[2048], reply[256];
+	struct stat st;
+
+	printf("-- the helper's socket: never in a directory others may write, its mode set at "
+	       "bind (no chmod that follows a symlink), 0660 for --socket-group\n");
+	static const struct {
+		const char *name;
+		mode_t mode;
+		uid_t owner;
+	} bad[] = {{"open", 0777, 0}, {"sticky", 01777, 0}, {"group", 0775, 0},
+	           {"nobodys", 0755, 65534}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", dir, bad[i].name);
+		snprintf(path, sizeof(path), "%s/helper.sock", sub);
+		CHECK(mkdir(sub, 0700) == 0 && chmod(sub, bad[i].mode) == 0 &&
+		      chown(sub, bad[i].owner, 0) == 0);
+		int rc = helper_try(path, NULL, NULL, err, sizeof(err));
+		printf("   %s (mode %04o, uid %lu): exit %d: %s", bad[i].name, (unsigned)bad[i].mode,
+		       (unsigned long)bad[i].owner, rc, err);
+		CHECK(rc == 1);
+		CHECK(strstr(err, "may be written by others, who could swap the socket") != NULL);
+		CHECK(lstat(path, &st) < 0 && errno == ENOENT);
+		unlink(path);
+		CHECK(rmdir(sub) == 0);
+	}
+
+	/* No mode change by path at all: under a filter that fails chmod/fchmodat, the helper
+	 * starts and its socket is 0666. */
+	snprintf(path, sizeof(path), "%s/nochmod.sock", dir);
+	helper_no_chmod = 1;
+	fflush(stdout);
+	pid_t h = helper_start(path, NULL, NULL); /* exits 99 if it never answers */
+	helper_no_chmod = 0;
+	CHECK(lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0666);
+	helper_stop(h);
+
+	/* --socket-group: 0660, that group's; a user outside it cannot connect. */
+	char saved[sizeof(sock_path)];
+	snprintf(saved, sizeof(saved), "%s", sock_path);
+	snprintf(sock_path, sizeof(sock_path), "%.100s/group.sock", dir);
+	h = helper_start(sock_path, "--socket-group", "65534");
+	CHECK(lstat(sock_path, &st) == 0 && (st.st_mode & 07777) == 0660 && st.st_gid == 65534);
+	CHECK(ptrec_helper_ping(sock_path, reply, sizeof(reply)) == 0); /* root */
+	char out[700];
+	as_nobody(ask_untrusted, out, sizeof(out)); /* nobody, of group 65534 */
+	CHECK(strncmp(out, "0|", 2) == 0);
+	CHECK(stranger_connects() == 1); /* EACCES */
+	helper_stop(h);
+	snprintf(sock_path, sizeof(sock_path), "%s", saved);
+}
+
 /* ---- the library's fallback ---------------------------------------------------------------- */
 
 /* Makes perf_event_open fail with EACCES in this thread, as perf_event_paranoid=3 does. */
@@ -941,9 +1077,11 @@ int main(void)
 	test_info();
 	test_fake_helper();
 	test_untrusted_socket();
+	test_socket_dir();
 	test_library_fallback();
 
 	helper_stop(helper_pid);
+	helper_pid = -1;
 	CHECK(access(sock_path, F_OK) != 0); /* the helper removes its socket on SIGTERM */
 	rmdir(dir);
 	return check_done();
