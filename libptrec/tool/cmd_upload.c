@@ -818,10 +818,11 @@ int cmd_upload(int argc, char **argv)
 			                        "https://KEY@HOST[:PORT]/PROJECT", o.url_from);
 		}
 	} else {
-		if (strncmp(o.url, "https://", 8) && strncmp(o.url, "http://", 7)) {
+		if ((strncmp(o.url, "https://", 8) && strncmp(o.url, "http://", 7)) ||
+		    strpbrk(o.url, " \t\r\n\"\\")) {
 			free(operands);
-			return tool_usage_error(&a, "URL from %s: expected http:// or https://",
-			                        o.url_from);
+			return tool_usage_error(&a, "URL from %s: expected http:// or https:// and no "
+			                        "space, quote or backslash", o.url_from);
 		}
 		snprintf(run.url, sizeof(run.url), "%s", o.url);
 	}

@@ -228,6 +228,18 @@ EOF
 checks=$((checks + 1))
 "$tool" upload --config "$tmp/upload.conf" "$d1" >/dev/null 2>"$tmp/err" || fail "--config: $(cat "$tmp/err")"
 is 11 'p["release"]["value"], p["sentry[tags][from]"]["value"]' "('cfg-rel', 'config')" "the configuration's values"
+up 2 "$d1"
+says err "no server: give --url URL or --dsn DSN" "no server"
+up 2 --url "ftp://127.0.0.1:$port/x" "$d1"
+says err "URL from the command line: expected http:// or https://" "an ftp URL"
+up 2 --url "http://127.0.0.1:$port/x
+y" "$d1"
+says err "URL from the command line: expected http:// or https:// and no space" "a URL with a newline"
+up 2 --dsn "http://127.0.0.1:$port/42" "$d1"
+says err "expected https://KEY@HOST[:PORT]/PROJECT" "a DSN without a key"
+up 2 --url "$url" --dsn "http://00ff@127.0.0.1:$port/5" "$d1"
+says err "give --url or --dsn, not both" "both --url and --dsn"
+nposts 11 "bad command lines post nothing"
 printf 'bogus = 1\n' >"$tmp/bad.conf"
 checks=$((checks + 1))
 "$tool" upload --config "$tmp/bad.conf" --url "$url" "$d1" >/dev/null 2>"$tmp/err" && fail "a bad configuration was taken"
