@@ -11,7 +11,9 @@
  * `ptrec report DUMP` by absolute path (never a PATH lookup), stdout and stderr into DUMP.txt;
  * the runner kills it after report_timeout_ms and passes the outcome back in its exit status.
  * A report that did not complete is removed when empty and otherwise ends with a line saying it
- * is partial.  report_timeout_ms 0 runs no tool.
+ * is partial.  report_timeout_ms 0 runs no tool.  The crash's line ends with the report's crash
+ * signature, which only the tool can compute: read back from the report's header (its
+ * "signature:" line) through the descriptor the caller holds.
  * The tool's environment is the one of ptrec_init, copied then into static room, without
  * libptrec's LD_PRELOAD entry or PTREC_PRELOAD (the tool never records itself; the heap and
  * environ of the crashed process are not trusted).
@@ -31,7 +33,7 @@
  * syslog(3), or take locks (clone runs no atfork handlers).  The children only call
  * clone/waitpid/kill/nanosleep/fstat/write/unlink/dup2/open/close_range/close/
  * rt_sigprocmask/rt_sigaction/execve/exit; the syslog line is one sendto on a socket made at
- * ptrec_init. */
+ * ptrec_init; the signature is read back with pread into a static buffer. */
 #include "config.h"
 
 #include <errno.h>
@@ -65,6 +67,12 @@
 static char *report_env[REPORT_ENV_MAX + 1];
 static char report_env_buf[REPORT_ENV_BYTES];
 
+/* The signature in the crash line: the report's "signature:" line, within its first
+ * SIGNATURE_SCAN bytes, at most SIGNATURE_MAX - 1 bytes of it. */
+#define SIGNATURE_MAX 512
+#define SIGNATURE_SCAN (16u << 10)
+static char scan_buf[SIGNATURE_SCAN + 1];
+
 /* What became of the last report of a slot (0 crash, 1 snapshot). */
 enum report_state {
 	REPORT_NONE = 0,     /* not attempted */
@@ -81,6 +89,7 @@ struct report_slot {
 	int status;                    /* wait status of a failed tool */
 	int kept;                      /* 1 if a partial DUMP.txt was kept (marked) */
 	int no_tool;                   /* 1 if the tool was not there to run (REPORT_NOT_RUN) */
+	char signature[SIGNATURE_MAX]; /* the crash report's signature (slot 0), or "" */
 };
 
 static struct report_slot slots[2] = {{.fd = -1}, {.fd = -1}};
@@ -89,9 +98,9 @@ static struct report_slot slots[2] = {{.fd = -1}, {.fd = -1}};
 #define CHILD_STACK (64u << 10)
 #define CHILD_STACKS 4 /* a runner's and a tool's for each of the two slots */
 static uint8_t *child_stacks; /* 2 slots x 2 stacks, or NULL */
-static char line_buf[2 * PTREC_PATH_MAX + 512];
+static char line_buf[2 * PTREC_PATH_MAX + 512 + SIGNATURE_MAX];
 static char note_buf[PTREC_PATH_MAX + 256];
-static char syslog_buf[2 * PTREC_PATH_MAX + 600];
+static char syslog_buf[2 * PTREC_PATH_MAX + 600 + SIGNATURE_MAX];
 static int syslog_fd = -1;
 static struct ptrec_fd_id syslog_id; /* a daemon may close it and reuse the number */
 static struct sockaddr_un syslog_addr;
@@ -118,7 +127,7 @@ int ptrec_report_reserve(const char *dump)
 	s->fd = -1;
 	if (txt_name(s, dump) != 0)
 		return -ENAMETOOLONG;
-	s->fd = ptrec_crash_open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	s->fd = ptrec_crash_open(s->txt, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	return s->fd >= 0 ? 0 : -errno;
 }
 
@@ -324,6 +333,33 @@ void ptrec_report_prepare(void)
 	child_stacks = p;
 }
 
+/* Copies the "signature:" line of the report open at fd (the tool has ended) into
+ * s->signature, bytes outside printable ASCII as '?'; "" when there is none. */
+static void read_signature(struct report_slot *s, int fd)
+{
+	static const char key[] = "\nsignature: ";
+	int saved_errno = errno;
+	long n = syscall(SYS_pread64, fd, scan_buf, (size_t)SIGNATURE_SCAN, 0L);
+	size_t len = 0;
+
+	errno = saved_errno;
+	s->signature[0] = '\0';
+	if (n <= 0)
+		return;
+	scan_buf[n] = '\0';
+	for (long i = 0; i + (long)sizeof(key) - 1 <= n; i++) {
+		if (memcmp(scan_buf + i, key, sizeof(key) - 1))
+			continue;
+		const char *v = scan_buf + i + sizeof(key) - 1;
+		for (; v[len] && v[len] != '\n' && len + 1 < sizeof(s->signature); len++)
+			s->signature[len] = v[len] >= 0x20 && v[len] < 0x7f ? v[len] : '?';
+		if (!v[len]) /* the line is cut short (the scan's end): no signature */
+			len = 0;
+		break;
+	}
+	s->signature[len] = '\0';
+}
+
 int ptrec_report_run(const char *dump, unsigned timeout_ms)
 {
 	struct report_slot *s = my_slot();
@@ -332,6 +368,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	s->fd = -1;
 	s->state = REPORT_NOT_RUN;
 	s->kept = 0;
+	s->signature[0] = '\0';
 	s->no_tool = timeout_ms != 0 && access(ptrec_crash.tool_path, X_OK) != 0;
 	if (txt_name(s, dump) != 0 || timeout_ms == 0 || !child_stacks || s->no_tool) {
 		if (out >= 0) {
@@ -341,7 +378,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 		return -PTREC_EIO;
 	}
 	if (out < 0)
-		out = ptrec_crash_open(s->txt, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		out = ptrec_crash_open(s->txt, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -PTREC_EIO;
 
@@ -370,6 +407,8 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 		s->status = r == pid ? status : 0;
 		finish_partial(s, out, dump, timeout_ms);
 	}
+	if (s->state == REPORT_OK && s == &slots[0])
+		read_signature(s, out);
 	close(out);
 	return s->state == REPORT_OK ? 0 : -PTREC_EIO;
 }
@@ -545,6 +584,10 @@ void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report
 			ptrec_sbuf_str(&b, priv);
 			ptrec_sbuf_str(&b, ": systemd removes it when the unit stops; give the unit "
 			               "StateDirectory= or PTREC_DIR)");
+		}
+		if (report_ok && s->signature[0]) {
+			ptrec_sbuf_str(&b, "; signature: ");
+			ptrec_sbuf_str(&b, s->signature);
 		}
 	}
 	size_t text_len = b.len;

@@ -227,7 +227,7 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 			}
 		}
 	}
-
+	ptrec_report_signature(r, r->signature, sizeof(r->signature));
 	return 0;
 }
 

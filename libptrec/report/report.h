@@ -10,6 +10,7 @@
 #include "decode/bts_decode.h"
 #include "decode/soft_decode.h"
 #include "report/callstack.h"
+#include "report/signature.h"
 #include "report/unwind.h"
 #include "dump/dump_read.h"
 #include "symbols/symbolize.h"
@@ -99,6 +100,7 @@ struct ptrec_report {
 	                                        its registers but no THREAD record (the thread
 	                                        never attached) */
 	struct ptrec_pt_img *pt_image;           /* code image for intel_pt rings, built on demand */
+	char signature[PTREC_SIGNATURE_MAX];     /* the crash signature (report/signature.h) */
 };
 
 /* Fills opt with defaults. */

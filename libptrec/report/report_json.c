@@ -242,6 +242,8 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 	const char *code = ptrec_report_signal_code_name(p->signo, p->si_code);
 
 	fputs("{\"format\":\"ptrec-report\",\"version\":1", out);
+	fputs(",\"signature\":", out);
+	jstr(out, r->signature);
 	fputs(",\"process\":{", out);
 	fprintf(out, "\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"event\":", p->pid, p->tid);
 	jstr(out, ptrec_report_event_name(p->event));

@@ -421,6 +421,9 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 	case PTREC_ORIGIN_NONE:
 		break;
 	}
+	/* Before anything the process chose (reason): the crash path reads this line back. */
+	char sig[4 * sizeof(r->signature) + 1];
+	fprintf(out, "signature: %s\n", esc(r->signature, sig, sizeof(sig)));
 	if (p->event == PTREC_EVENT_SNAPSHOT || p->event == PTREC_EVENT_WATCH) {
 		const struct ptrec_dump_thread_rec *who = ptrec_dump_find_thread(d, p->tid);
 		fprintf(out, "asked by: thread %" PRIu32 " (%s)%s\n", p->tid,

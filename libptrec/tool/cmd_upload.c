@@ -457,6 +457,7 @@ static int prepare_files(const char *dump, const struct upload_opts *o, const ch
 		ptrec_dump_file_free(&f);
 		return -1;
 	}
+	snprintf(pf->signature, sizeof(pf->signature), "%s", rep.signature); /* signature.h */
 	out = create(pf->json);
 	if (!out || ptrec_report_json(&rep, out) != 0 || fclose(out) != 0) {
 		tool_error(pf->json, -1, "upload: cannot write the JSON report: %s", strerror(errno));

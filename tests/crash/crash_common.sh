@@ -13,7 +13,8 @@
 #   - the dump holds the stack near SP and the vDSO, and the crasher's build-id (as readelf
 #     reads it from the file, when readelf is there);
 #   - the report (DUMP.txt, mode 0600) names the crashing function and its caller, when
-#     `ptrec report` is implemented; otherwise the stderr line says how to decode later.
+#     `ptrec report` is implemented; otherwise the stderr line says how to decode later;
+#   - the stderr line ends with the report's crash signature (in $crash_signature after).
 #
 # first_fault ADDR [WHAT]
 #   After crash_run: the dump's fault is a SEGV_MAPERR at ADDR (WHAT names it in the failure,
@@ -122,12 +123,17 @@ crash_run() {
 	caller=${stack% > *}; caller=${caller##* > }; caller=${caller#last:}
 	[ -f "$dump.txt" ] || fail "no report $dump.txt"
 	[ "$(stat -c %a "$dump.txt")" = 600 ] || fail "report mode is not 600"
-	case "$line" in *", report $dump.txt") ;; *) fail "stderr line does not name the report" ;; esac
+	case "$line" in *", report $dump.txt; signature: "?*) ;;
+	*) fail "stderr line does not name the report and the signature" ;; esac
+	# the line's signature is the report's (read back from it at crash time)
+	crash_signature=${line##*; signature: }
+	[ "$crash_signature" = "$(sed -n 's/^signature: //p' "$dump.txt" | head -n 1)" ] ||
+		fail "the line's signature '$crash_signature' is not the report's"
 	grep -q "$fn" "$dump.txt" || fail "report does not name the crashing function $fn"
 	grep -q "$caller" "$dump.txt" || fail "report does not name the caller $caller"
 	grep -q '^== Recorder$' "$dump.txt" || fail "report has no Recorder section"
 	grep -q '^  backend [a-z_]*$' "$dump.txt" || fail "report does not say which backend recorded"
-	crash_pid=$pid crash_report=$dump.txt # for checks of the caller's own
+	crash_pid=$pid crash_report=$dump.txt crash_dump=$dump # for checks of the caller's own
 	echo "PASS: $case"
 }
 

@@ -6,7 +6,7 @@
  *   crasher CASE      CASE: segv_null segv_wild call_null bus ill fpe abort trap sys overflow
  *                           two_threads heap thread_after_init ptrec_assert chain jit
  *                           own_handler vfork vfork_signal exit_race return_race
- *                           main_exit
+ *                           main_exit segv_null_thread
  *
  * "sys" installs a seccomp filter that traps getpriority(2) (SECCOMP_RET_TRAP raises SIGSYS)
  * and then calls it; nothing in libptrec or the ptrec tool calls getpriority, so the report
@@ -27,7 +27,8 @@
  * dump's file appears in $PTREC_DIR, calls exit(0) (or returns 0 from main), as a server
  * shutting down while a worker crashes.
  * "main_exit": main ends with pthread_exit (its leader stays a zombie); a worker waits until
- * it is one, then faults in crash_after_main_exit. */
+ * it is one, then faults in crash_after_main_exit.
+ * "segv_null_thread": the fault of segv_null (crash_segv_null), in a thread main started. */
 #include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -339,6 +340,20 @@ __attribute__((noinline)) static void crash_main_exit(void)
 	pthread_exit(NULL);
 }
 
+static void *segv_null_main(void *arg)
+{
+	(void)arg;
+	crash_segv_null();
+	return NULL;
+}
+
+__attribute__((noinline)) static void crash_segv_null_thread(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, segv_null_main, NULL);
+	pthread_join(t, NULL);
+}
+
 __attribute__((noinline)) static void crash_ptrec_assert(void)
 {
 	PTREC_ASSERT_MSG(sink == 777, "sink is %d", sink);
@@ -363,6 +378,7 @@ __attribute__((noinline)) static void handle_request(const char *c)
 	else if (!strcmp(c, "heap")) crash_heap();
 	else if (!strcmp(c, "thread_after_init")) crash_thread_after_init();
 	else if (!strcmp(c, "ptrec_assert")) crash_ptrec_assert();
+	else if (!strcmp(c, "segv_null_thread")) crash_segv_null_thread();
 	else if (!strcmp(c, "exit_race")) { crash_race(); exit(0); }
 	else if (!strcmp(c, "return_race")) crash_race();
 	else if (!strcmp(c, "main_exit")) crash_main_exit();

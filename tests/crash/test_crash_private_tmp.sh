@@ -48,7 +48,7 @@ dump=$(the_dump "$priv") || exit 1
 [ -f "$dump.txt" ] || fail "no report beside the dump in the private directory"
 name=/var/tmp/$(basename "$dump")
 line=$(ptrec_line)
-case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $name, report $name.txt$note") ;;
+case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $name, report $name.txt$note; signature: "?*) ;;
 *) fail "the line does not name the dump and report in the private /var/tmp with the note: $line" ;; esac
 [ ! -e "$name" ] || fail "the dump is in the host's /var/tmp too"
 
@@ -57,13 +57,13 @@ crash 1 /var/tmp/sub
 dump=$(the_dump "$priv/sub") || exit 1
 name=/var/tmp/sub/$(basename "$dump")
 line=$(ptrec_line)
-case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $name, report $name.txt") ;;
+case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $name, report $name.txt; signature: "?*) ;;
 *) fail "the line of a dump PTREC_DIR put under the private /var/tmp is not the plain one: $line" ;; esac
 
 crash 0
 dump=$(the_dump /var/tmp) || exit 1
 rm -f "$dump" "$dump.txt"
 line=$(ptrec_line)
-case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $dump, report $dump.txt") ;;
+case "$line" in "ptrec: SIGSEGV in pid $pid thread "*": dump $dump, report $dump.txt; signature: "?*) ;;
 *) fail "the line of a crash with the host's /var/tmp is not the plain one: $line" ;; esac
 echo "PASS: a dump in a private /var/tmp says so"
