@@ -251,7 +251,8 @@ bad:
 
 /* Connects to the helper at a trusted path, bounded by deadline.  Returns the socket or a
  * negative code with reason. */
-static int helper_connect(const char *path, long long deadline, char *reason, size_t len)
+static int helper_connect(const char *path, long long deadline, int may_quiet, char *reason,
+                          size_t len)
 {
 	struct sockaddr_un sa;
 	size_t n = strlen(path);
@@ -274,7 +275,8 @@ static int helper_connect(const char *path, long long deadline, char *reason, si
 		int e = errno;
 		close(s);
 		if (e == EAGAIN || e == EINPROGRESS) {
-			quiet_start(path);
+			if (may_quiet)
+				quiet_start(path);
 			snprintf(reason, len, "ptrec-helper at %s: no connection within %u ms", path,
 			         PTREC_HELPER_CLIENT_MS);
 			return -PTREC_EIO;
@@ -288,8 +290,8 @@ static int helper_connect(const char *path, long long deadline, char *reason, si
 
 /* Sends req and receives the reply into buf (NUL-terminated) and at most one passed fd into
  * *fd (-1 if none).  Returns the reply length or a negative code with reason. */
-static int exchange(int s, const char *path, long long deadline, const char *req, char *buf,
-                    size_t buflen, int *fd, char *reason, size_t len)
+static int exchange(int s, const char *path, long long deadline, int may_quiet, const char *req,
+                    char *buf, size_t buflen, int *fd, char *reason, size_t len)
 {
 	union {
 		struct cmsghdr h;
@@ -299,23 +301,36 @@ static int exchange(int s, const char *path, long long deadline, const char *req
 	struct msghdr mh;
 
 	*fd = -1;
-	if (bound_by(s, deadline) || send(s, req, strlen(req), MSG_NOSIGNAL) < 0) {
-		if (errno == EAGAIN)
-			quiet_start(path);
-		snprintf(reason, len, "ptrec-helper: send: %s", strerror(errno));
-		return -PTREC_EIO;
-	}
+	int sent = bound_by(s, deadline) == 0 && send(s, req, strlen(req), MSG_NOSIGNAL) >= 0;
+	int send_errno = errno;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	mh.msg_control = ctl.space;
 	mh.msg_controllen = sizeof(ctl.space);
-	ssize_t n = bound_by(s, deadline) ? (errno = EAGAIN, -1)
-	                                   : recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	ssize_t n;
+	if (!sent) {
+		/* The helper may have answered ("busy") and closed before our request went: its
+		 * answer is still queued for us. */
+		n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n <= 0) {
+			if (send_errno == EAGAIN && may_quiet)
+				quiet_start(path);
+			snprintf(reason, len, "ptrec-helper: send: %s", strerror(send_errno));
+			return -PTREC_EIO;
+		}
+	} else {
+		n = bound_by(s, deadline) ? (errno = EAGAIN, -1) : recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+		/* A reset (the helper closed with our request unread) is reported before an
+		 * answer queued ahead of it: look once more. */
+		if (n < 0 && errno == ECONNRESET)
+			n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	}
 	if (n <= 0) {
 		int e = errno;
 		if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK)) {
-			quiet_start(path);
+			if (may_quiet)
+				quiet_start(path);
 			snprintf(reason, len, "ptrec-helper: no reply within %u ms (not asked again for "
 			         "%u s)", PTREC_HELPER_CLIENT_MS, PTREC_HELPER_QUIET_MS / 1000);
 		} else {
@@ -341,6 +356,55 @@ static int exchange(int s, const char *path, long long deadline, const char *req
 	return (int)n;
 }
 
+static int is_busy(const char *reply, int n)
+{
+	static const char busy[] = "refused: busy";
+	return n >= (int)sizeof(busy) - 1 && !memcmp(reply, busy, sizeof(busy) - 1);
+}
+
+/* One request, with its answer in buf and a passed fd in *fd: retried while the helper
+ * answers "busy", until PTREC_HELPER_CLIENT_MS have passed.  Returns the answer's length (the
+ * last "refused: busy" one when time ran out) or a negative code with reason.  A helper that
+ * answered "busy" is alive: running out of time after that does not silence it. */
+static int ask(const char *path, const char *req, char *buf, size_t buflen, int *fd,
+               char *reason, size_t len)
+{
+	long long deadline = now_ms() + PTREC_HELPER_CLIENT_MS;
+	unsigned pause_ms = 2;
+	char busy[PTREC_HELPER_MSG_MAX + 1];
+	int busy_len = 0;
+
+	for (;;) {
+		*fd = -1;
+		int s = helper_connect(path, deadline, !busy_len, reason, len);
+		int n = s < 0 ? s
+		              : exchange(s, path, deadline, !busy_len, req, buf, buflen, fd, reason, len);
+		if (s >= 0)
+			close(s);
+		if (n < 0 && busy_len && now_ms() >= deadline) {
+			memcpy(buf, busy, (size_t)busy_len + 1);
+			return busy_len;
+		}
+		if (n < 0 || !is_busy(buf, n))
+			return n;
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		busy_len = n < (int)sizeof(busy) ? n : (int)sizeof(busy) - 1;
+		memcpy(busy, buf, (size_t)busy_len);
+		busy[busy_len] = '\0';
+		if (now_ms() + pause_ms >= deadline)
+			return n;
+		/* Busy: others hold the helper for a moment; come back a little later, at a
+		 * pace of our own (so that threads told "busy" together do not return together). */
+		struct timespec ts = {0, (long)(pause_ms + (unsigned)(now_ms() % pause_ms)) *
+		                         1000000L};
+		nanosleep(&ts, NULL);
+		if (pause_ms < 64)
+			pause_ms *= 2;
+	}
+}
+
 int ptrec_helper_open(const char *socket_path, const char *backend, pid_t tid,
                       size_t ring_size, struct ptrec_helper_event *ev, char *reason,
                       size_t reason_len)
@@ -351,19 +415,15 @@ int ptrec_helper_open(const char *socket_path, const char *backend, pid_t tid,
 
 	memset(ev, 0, sizeof(*ev));
 	ev->fd = -1;
-	long long deadline = now_ms() + PTREC_HELPER_CLIENT_MS;
-	int s = helper_connect(socket_path, deadline, reason, reason_len);
-	if (s < 0) {
-		errno = saved;
-		return s;
-	}
 	snprintf(req, sizeof(req), PTREC_HELPER_PROTO " open %s tid=%ld ring=%zu", backend,
 	         (long)tid, ring_size);
-	rc = exchange(s, socket_path, deadline, req, buf, sizeof(buf), &fd, reason, reason_len);
-	close(s);
+	rc = ask(socket_path, req, buf, sizeof(buf), &fd, reason, reason_len);
 	if (rc >= 0) {
+		int busy = is_busy(buf, rc);
 		rc = ptrec_helper_reply_parse(buf, (size_t)rc, ev, reason, reason_len);
-		if (rc == 0 && fd < 0) {
+		if (busy) {
+			rc = -PTREC_EBUSY;
+		} else if (rc == 0 && fd < 0) {
 			snprintf(reason, reason_len, "ptrec-helper said ok but passed no fd");
 			rc = -PTREC_EIO;
 		} else if (rc == 0 && perf_fd_check(fd, reason, reason_len)) {
@@ -386,15 +446,8 @@ int ptrec_helper_ping(const char *socket_path, char *reply, size_t reply_len)
 	char buf[PTREC_HELPER_MSG_MAX + 1];
 	int fd;
 
-	long long deadline = now_ms() + PTREC_HELPER_CLIENT_MS;
-	int s = helper_connect(socket_path, deadline, reply, reply_len);
-	if (s < 0) {
-		errno = saved;
-		return s;
-	}
-	int n = exchange(s, socket_path, deadline, PTREC_HELPER_PROTO " ping", buf, sizeof(buf),
-	                 &fd, reply, reply_len);
-	close(s);
+	int n = ask(socket_path, PTREC_HELPER_PROTO " ping", buf, sizeof(buf), &fd, reply,
+	            reply_len);
 	if (fd >= 0)
 		close(fd);
 	errno = saved;
@@ -404,7 +457,7 @@ int ptrec_helper_ping(const char *socket_path, char *reply, size_t reply_len)
 		buf[--n] = '\0';
 	if (n < 3 || memcmp(buf, "ok ", 3)) {
 		snprintf(reply, reply_len, "%s", buf);
-		return -PTREC_EPERM;
+		return is_busy(buf, n) ? -PTREC_EBUSY : -PTREC_EPERM;
 	}
 	snprintf(reply, reply_len, "%s", buf + 3);
 	return 0;

@@ -21,7 +21,7 @@
 
 #define PTREC_HELPER_PROTO "ptrec-helper/1"  /* first word of every request */
 #define PTREC_HELPER_MSG_MAX 256u            /* longest request or reply, bytes */
-#define PTREC_HELPER_TIMEOUT_MS 2000u        /* the helper's send/receive bound */
+#define PTREC_HELPER_TIMEOUT_MS 500u         /* the helper's bound on a silent peer */
 #define PTREC_HELPER_CLIENT_MS 1000u         /* the client's bound on a whole exchange */
 #define PTREC_HELPER_QUIET_MS 30000u         /* not asked again after a timeout, for this */
 
@@ -61,7 +61,8 @@ int ptrec_helper_reply_parse(const char *msg, size_t len, struct ptrec_helper_ev
  * (after a timeout that path is not asked again for PTREC_HELPER_QUIET_MS), and the fd passed
  * must be a perf event (anon inode [perf_event] answering PERF_EVENT_IOC_ID).  Returns 0 with
  * ev->fd open, or -PTREC_ENOSUPP (no helper listening there), -PTREC_EPERM (the helper
- * refused, or the socket is not trusted), -PTREC_EIO (talk failed or timed out, or what was
+ * refused, or the socket is not trusted), -PTREC_EBUSY (the helper answered "refused: busy"
+ * until the bound: retried meanwhile, with growing pauses), -PTREC_EIO (talk failed or timed out, or what was
  * passed is not a perf event), with the cause in reason.  Opens and closes its own socket;
  * errno is preserved. */
 int ptrec_helper_open(const char *socket_path, const char *backend, pid_t tid,

@@ -52,6 +52,7 @@ static struct {
 	int allow_bts;             /* --allow-bts */
 	unsigned timeout_ms;       /* per-connection receive/send bound */
 	unsigned max_clients;      /* connections served at once */
+	unsigned max_per_uid;      /* of which one uid may hold at once */
 	unsigned test_delay_ms;    /* --test-delay-ms: pause before the checks (tests only) */
 	struct ptrec_pmu pt;       /* intel_pt PMU, read at start */
 	struct ptrec_pmu bts;      /* intel_bts PMU, read at start */
@@ -59,6 +60,58 @@ static struct {
 
 static atomic_uint clients;
 static volatile sig_atomic_t stop;
+
+/* A connection as accepted: its socket and who connected (SO_PEERCRED; pid 0 if unknown). */
+struct conn {
+	int s;
+	pid_t pid;
+	uid_t uid;
+};
+
+/* Connections held per uid, for --max-per-uid: a slot per connection at most. */
+static pthread_mutex_t uid_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uid_count {
+	uid_t uid;
+	unsigned n;
+} *uid_counts;
+
+/* Takes one of uid's connections.  Returns 0, or the number it holds if at its limit. */
+static unsigned uid_take(uid_t uid)
+{
+	unsigned held = 0;
+	struct uid_count *free_slot = NULL, *slot = NULL;
+
+	pthread_mutex_lock(&uid_lock);
+	for (unsigned i = 0; i < opt.max_clients && !slot; i++) {
+		if (uid_counts[i].n && uid_counts[i].uid == uid)
+			slot = &uid_counts[i];
+		else if (!uid_counts[i].n && !free_slot)
+			free_slot = &uid_counts[i];
+	}
+	if (!slot && free_slot) {
+		slot = free_slot;
+		slot->uid = uid;
+	}
+	if (slot && slot->n >= opt.max_per_uid)
+		held = slot->n;
+	else if (slot)
+		slot->n++;
+	else
+		held = opt.max_clients; /* cannot happen: the global cap comes first */
+	pthread_mutex_unlock(&uid_lock);
+	return held;
+}
+
+static void uid_give(uid_t uid)
+{
+	pthread_mutex_lock(&uid_lock);
+	for (unsigned i = 0; i < opt.max_clients; i++)
+		if (uid_counts[i].n && uid_counts[i].uid == uid) {
+			uid_counts[i].n--;
+			break;
+		}
+	pthread_mutex_unlock(&uid_lock);
+}
 
 static void on_stop(int sig)
 {
@@ -104,14 +157,53 @@ static void reply(int s, const char *msg, int fd)
 	sendmsg(s, &mh, MSG_NOSIGNAL);
 }
 
-static void refuse(int s, const struct ptrec_helper_peer *peer, const char *why)
+/* Refusals are logged at most LOG_BURST lines per LOG_WINDOW_S seconds; the rest are
+ * counted and the count logged when the next window opens: a flood cannot fill the journal. */
+#define LOG_BURST 20u
+#define LOG_WINDOW_S 10
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static time_t log_window;
+static unsigned log_lines;
+static unsigned long log_dropped;
+
+/* Returns 1 if a refusal may be logged now; with flush, only logs the count not logged. */
+static int log_gate(int flush)
+{
+	struct timespec now;
+	int ok;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&log_lock);
+	if (flush || now.tv_sec - log_window >= LOG_WINDOW_S) {
+		if (log_dropped)
+			logf_("%lu more refusals in the last %ld s not logged (at most %u lines per "
+			      "%d s)", log_dropped, (long)(now.tv_sec - log_window), LOG_BURST,
+			      LOG_WINDOW_S);
+		log_window = now.tv_sec;
+		log_lines = 0;
+		log_dropped = 0;
+	}
+	ok = log_lines < LOG_BURST;
+	if (ok)
+		log_lines++;
+	else
+		log_dropped++;
+	pthread_mutex_unlock(&log_lock);
+	return ok;
+}
+
+static void refuse(const struct conn *c, const char *why)
 {
 	char msg[PTREC_HELPER_MSG_MAX];
 
 	snprintf(msg, sizeof(msg), "refused: %s", why);
-	reply(s, msg, -1);
-	logf_("pid %ld uid %lu: refused: %s", peer ? (long)peer->pid : -1L,
-	      peer ? (unsigned long)peer->uid : 0ul, why);
+	reply(c->s, msg, -1);
+	if (!log_gate(0))
+		return;
+	if (c->pid > 0)
+		logf_("pid %ld uid %lu: refused: %s", (long)c->pid, (unsigned long)c->uid, why);
+	else
+		logf_("unknown peer (no SO_PEERCRED): refused: %s", why);
 }
 
 /* The attributes for req: the only events this helper ever opens.  Returns 0 or -1 with why. */
@@ -163,7 +255,7 @@ static int event_attr(const struct ptrec_helper_request *req, struct perf_event_
 	return 0;
 }
 
-static void serve_open(int s, const struct ptrec_helper_peer *peer,
+static void serve_open(const struct conn *c, const struct ptrec_helper_peer *peer,
                        const struct ptrec_helper_request *req)
 {
 	struct perf_event_attr attr;
@@ -172,34 +264,35 @@ static void serve_open(int s, const struct ptrec_helper_peer *peer,
 
 	if (ptrec_helper_peer_owns(peer, req->tid, why, sizeof(why)) ||
 	    event_attr(req, &attr, &mtc, why, sizeof(why))) {
-		refuse(s, peer, why);
+		refuse(c, why);
 		return;
 	}
 	int fd = (int)syscall(SYS_perf_event_open, &attr, req->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, sizeof(why), "perf_event_open(%s, tid %ld): %s",
 		         ptrec_backend_name(req->backend), (long)req->tid, strerror(errno));
-		refuse(s, peer, why);
+		refuse(c, why);
 		return;
 	}
 	/* The thread may have exited and its tid gone elsewhere while we opened: ask again. */
 	if (ptrec_helper_peer_owns(peer, req->tid, why, sizeof(why))) {
 		close(fd);
-		refuse(s, peer, why);
+		refuse(c, why);
 		return;
 	}
 	snprintf(msg, sizeof(msg), "ok config=0x%llx config1=0x%llx config2=0x%llx mtc_period=%u",
 	         (unsigned long long)attr.config, (unsigned long long)attr.config1,
 	         (unsigned long long)attr.config2, mtc);
-	reply(s, msg, fd);
+	reply(c->s, msg, fd);
 	close(fd);
 	logf_("pid %ld uid %lu: opened %s%s for tid %ld", (long)peer->pid,
 	      (unsigned long)peer->uid, ptrec_backend_name(req->backend),
 	      opt.software ? " (as a software event: test mode)" : "", (long)req->tid);
 }
 
-static void serve(int s)
+static void serve(const struct conn *c)
 {
+	int s = c->s;
 	struct ptrec_helper_peer peer;
 	struct ptrec_helper_request req;
 	char buf[PTREC_HELPER_MSG_MAX + 1], why[200], peer_why[200];
@@ -212,23 +305,22 @@ static void serve(int s)
 	int pinned = ptrec_helper_peer_get(s, &peer, peer_why, sizeof(peer_why)) == 0;
 	ssize_t n = recv(s, buf, sizeof(buf), MSG_TRUNC);
 	if (n < 0) {
-		refuse(s, pinned ? &peer : NULL,
-		       errno == EAGAIN ? "no request within the timeout" : strerror(errno));
+		refuse(c, errno == EAGAIN ? "no request within the timeout" : strerror(errno));
 	} else if ((size_t)n > PTREC_HELPER_MSG_MAX) {
 		snprintf(why, sizeof(why), "request of %zd bytes is over the limit of %u", n,
 		         PTREC_HELPER_MSG_MAX);
-		refuse(s, pinned ? &peer : NULL, why);
+		refuse(c, why);
 	} else if (ptrec_helper_request_parse(buf, (size_t)n, &req, why, sizeof(why))) {
-		refuse(s, pinned ? &peer : NULL, why);
+		refuse(c, why);
 	} else if (req.verb == PTREC_HELPER_PING) {
 		snprintf(buf, sizeof(buf), "ok ptrec-helper %s events=%s", ptrec_version(),
 		         opt.software ? "software(test)" : opt.allow_bts ? "intel_pt,intel_bts"
 		                                                         : "intel_pt");
 		reply(s, buf, -1);
 	} else if (!pinned) {
-		refuse(s, NULL, peer_why);
+		refuse(c, peer_why);
 	} else {
-		serve_open(s, &peer, &req);
+		serve_open(c, &peer, &req);
 	}
 	if (pinned)
 		ptrec_helper_peer_release(&peer);
@@ -236,12 +328,29 @@ static void serve(int s)
 
 static void *connection(void *p)
 {
-	int s = (int)(intptr_t)p;
+	struct conn *c = p;
 
-	serve(s);
-	close(s);
+	serve(c);
+	close(c->s);
+	uid_give(c->uid);
 	atomic_fetch_sub(&clients, 1);
+	free(c);
 	return NULL;
+}
+
+/* Answers "refused: busy: ..." on a connection not served, without waiting on it, and closes
+ * it having read what it sent (so the peer reads the answer instead of a reset). */
+static void refuse_busy(struct conn *c, const char *why)
+{
+	char buf[PTREC_HELPER_MSG_MAX + 1];
+	struct timeval tv = {0, 0};
+
+	setsockopt(c->s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	refuse(c, why);
+	shutdown(c->s, SHUT_WR);
+	while (recv(c->s, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	close(c->s);
 }
 
 /* The listening socket: systemd's (LISTEN_FDS) or our own at opt.socket_path, in a directory
@@ -383,7 +492,7 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: ptrec-helper [--socket PATH] [--socket-group GROUP] [--user USER] "
 	        "[--allow-bts]\n"
-	        "                    [--timeout-ms N] [--max-clients N]\n"
+	        "                    [--timeout-ms N] [--max-clients N] [--max-per-uid N]\n"
 	        "                    [--test-software-event [--test-delay-ms N]]\n"
 	        "Opens per-thread, user-space-only Intel PT (and with --allow-bts, BTS) perf events\n"
 	        "for the threads of the processes that ask, and passes them the fd.  Needs\n"
@@ -409,6 +518,7 @@ int main(int argc, char **argv)
 	opt.socket_gid = (gid_t)-1;
 	opt.timeout_ms = PTREC_HELPER_TIMEOUT_MS;
 	opt.max_clients = 64;
+	opt.max_per_uid = 8;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--socket") && i + 1 < argc) {
@@ -438,6 +548,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--max-clients") && i + 1 < argc) {
 			if (parse_uint(argv[++i], &opt.max_clients) || !opt.max_clients)
 				goto bad;
+		} else if (!strcmp(a, "--max-per-uid") && i + 1 < argc) {
+			if (parse_uint(argv[++i], &opt.max_per_uid) || !opt.max_per_uid)
+				goto bad;
 		} else if (!strcmp(a, "--test-delay-ms") && i + 1 < argc) {
 			if (parse_uint(argv[++i], &opt.test_delay_ms))
 				goto bad;
@@ -451,6 +564,11 @@ int main(int argc, char **argv)
 	if (opt.test_delay_ms && !opt.software) {
 		fprintf(stderr, "ptrec-helper: --test-delay-ms needs --test-software-event\n");
 		return 2;
+	}
+	uid_counts = calloc(opt.max_clients, sizeof(*uid_counts));
+	if (!uid_counts) {
+		fprintf(stderr, "ptrec-helper: out of memory\n");
+		return 1;
 	}
 	ptrec_pmu_read(NULL, "intel_pt", &opt.pt);
 	ptrec_pmu_read(NULL, "intel_bts", &opt.bts);
@@ -488,24 +606,46 @@ int main(int argc, char **argv)
 				logf_("accept: %s", strerror(errno));
 			continue;
 		}
+		struct conn cn = {c, 0, (uid_t)-1};
+		struct ucred cr;
+		socklen_t sl = sizeof(cr);
+		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &sl) == 0 && sl == sizeof(cr)) {
+			cn.pid = cr.pid;
+			cn.uid = cr.uid;
+		}
 		struct timeval tv = {opt.timeout_ms / 1000, (opt.timeout_ms % 1000) * 1000};
 		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		char why[160];
 		if (atomic_fetch_add(&clients, 1) >= opt.max_clients) {
 			atomic_fetch_sub(&clients, 1);
-			refuse(c, NULL, "busy: too many connections at once, try again");
-			close(c);
+			snprintf(why, sizeof(why), "busy: %u connections open (the limit), try again",
+			         opt.max_clients);
+			refuse_busy(&cn, why);
 			continue;
 		}
-		pthread_t t;
-		if (pthread_create(&t, &ta, connection, (void *)(intptr_t)c) != 0) {
+		unsigned held = uid_take(cn.uid);
+		if (held) {
 			atomic_fetch_sub(&clients, 1);
-			refuse(c, NULL, "busy: cannot start a thread");
-			close(c);
+			snprintf(why, sizeof(why), "busy: uid %lu has %u connections open (the limit "
+			         "per uid), try again", (unsigned long)cn.uid, held);
+			refuse_busy(&cn, why);
+			continue;
+		}
+		struct conn *heap = malloc(sizeof(*heap));
+		pthread_t t;
+		if (heap)
+			*heap = cn;
+		if (!heap || pthread_create(&t, &ta, connection, heap) != 0) {
+			free(heap);
+			uid_give(cn.uid);
+			atomic_fetch_sub(&clients, 1);
+			refuse_busy(&cn, "busy: cannot start a thread, try again");
 		}
 	}
 	if (owned)
 		unlink(opt.socket_path);
+	log_gate(1);
 	logf_("stopped");
 	return 0;
 bad:

@@ -60,6 +60,7 @@ static void sleep_ms(unsigned ms)
 
 /* Starts the helper in test mode with extra args (NULL-terminated) and waits for its ping. */
 static int helper_einval;   /* start the helper with SO_PEERPIDFD failing EINVAL */
+static const char *helper_log; /* start the helper with its stderr into this file */
 static int helper_no_chmod; /* start the helper with chmod by path failing EPERM */
 
 /* Makes getsockopt(..., SO_PEERPIDFD, ...) fail with EINVAL in this process and what it execs:
@@ -108,6 +109,11 @@ static pid_t helper_start(const char *path, const char *extra1, const char *extr
 	if (p == 0) {
 		if ((helper_einval && peerpidfd_einval()) || (helper_no_chmod && path_chmod_eperm()))
 			_exit(126);
+		if (helper_log) {
+			int lf = open(helper_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			if (lf < 0 || dup2(lf, 2) != 2)
+				_exit(126);
+		}
 		execl(helper_bin, helper_bin, "--test-software-event", "--socket", path,
 		      "--timeout-ms", "1000", extra1, extra2, (char *)NULL);
 		_exit(127);
@@ -922,6 +928,146 @@ static void test_socket_dir(void)
 	snprintf(sock_path, sizeof(sock_path), "%s", saved);
 }
 
+/* ---- one user cannot lock the others out ------------------------------------------------------ */
+
+#define FLOOD_CONNS 70 /* more than --max-clients (64) */
+#define FLOOD_BAD 200
+
+static char flood_path[160];
+
+/* As nobody: holds FLOOD_CONNS silent connections (those past its per-uid limit are answered
+ * "busy" at once), asks for its own thread meanwhile, then sends FLOOD_BAD bad requests. */
+static void flood(char *out, size_t len)
+{
+	struct sockaddr_un sa;
+	int held[FLOOD_CONNS], busy = 0, busy_named = 0;
+	char reply[256], why[300];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, flood_path);
+	for (int i = 0; i < FLOOD_CONNS; i++) {
+		held[i] = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		struct timeval tv = {0, 200000};
+		setsockopt(held[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		if (connect(held[i], (struct sockaddr *)&sa, sizeof(sa)))
+			continue;
+	}
+	sleep_ms(300); /* the answers to those past the limit are in by now */
+	for (int i = 0; i < FLOOD_CONNS; i++) {
+		ssize_t n = recv(held[i], reply, sizeof(reply) - 1, MSG_DONTWAIT);
+		reply[n > 0 ? n : 0] = '\0';
+		busy += strncmp(reply, "refused: busy: ", 15) == 0;
+		busy_named += strstr(reply, "uid 65534 has 8 connections open") != NULL;
+	}
+	/* Told the answer, nobody's own requests end in -PTREC_EBUSY within the bound. */
+	struct ptrec_helper_event ev;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = ptrec_helper_open(flood_path, "intel_pt", tid_self(), 4096, &ev, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	/* The parent, another uid, is served meanwhile: tell it to go, wait until it is done. */
+	if (write(1, "go", 2) != 2 || read(0, reply, 2) != 2)
+		_exit(5);
+	for (int i = 0; i < FLOOD_CONNS; i++)
+		close(held[i]);
+	for (int i = 0; i < FLOOD_BAD; i++) {
+		char r[256];
+		int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0 && send(s, "hello", 5, 0) == 5)
+			while (recv(s, r, sizeof(r), 0) < 0 && errno == EINTR)
+				;
+		close(s);
+	}
+	snprintf(out, len, "busy=%d named=%d rc=%d ms=%ld why=%s", busy, busy_named, rc, ms, why);
+}
+
+static void test_flood(void)
+{
+	char log[200], out[700], reason[256];
+
+	printf("-- one user holding every connection it can locks nobody else out; its refusals "
+	       "are answered, logged under its own name and rate-limited\n");
+	if (geteuid() != 0) {
+		printf("   skipped: not root, so this test cannot run a client as another uid\n");
+		return;
+	}
+	snprintf(flood_path, sizeof(flood_path), "%s/flood.sock", dir);
+	snprintf(log, sizeof(log), "%s/flood.log", dir);
+	helper_log = log;
+	/* Default limits (64 connections, 8 per uid); silent peers held 3 s, longer than the
+	 * client's bound, so that nobody's slots stay full while it asks. */
+	pid_t h = helper_start(flood_path, "--timeout-ms", "3000");
+	helper_log = NULL;
+	/* nobody floods in a child, talking to us over two pipes (its stdin and stdout). */
+	int to[2], from[2];
+	if (pipe(to) || pipe(from))
+		exit(99);
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		char buf[700];
+		as_nobody(flood, buf, sizeof(buf));
+		_exit(write(1, buf, strlen(buf)) > 0 ? 0 : 1);
+	}
+	close(to[0]);
+	close(from[1]);
+	char go[2];
+	CHECK(read(from[0], go, 2) == 2);
+	int granted = 0;
+	for (int i = 0; i < 20; i++) {
+		struct ptrec_helper_event ev;
+		if (ptrec_helper_open(flood_path, "intel_pt", tid_self(), 4096, &ev, reason,
+		                      sizeof(reason)) == 0) {
+			granted++;
+			close(ev.fd);
+		} else {
+			printf("   refused to root: %s\n", reason);
+		}
+	}
+	printf("   root, while nobody holds all it can: %d of 20 granted\n", granted);
+	CHECK(granted == 20);
+	CHECK(write(to[1], "ok", 2) == 2);
+	ssize_t n = read(from[0], out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	printf("   nobody: %s\n", out);
+	int busy = -1, named = -1, rc = 0;
+	long ms = -1;
+	CHECK(sscanf(out, "busy=%d named=%d rc=%d ms=%ld", &busy, &named, &rc, &ms) == 4);
+	CHECK(busy == FLOOD_CONNS - 8 && named == busy); /* past its 8: answered busy, read */
+	CHECK(rc == -PTREC_EBUSY && strstr(out, "why=busy: uid 65534 has 8 connections open"));
+	CHECK(ms >= 700 && ms < 1500); /* retried "busy" until near its 1000 ms bound */
+	int st;
+	waitpid(c, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(to[1]);
+	close(from[0]);
+	helper_stop(h);
+
+	FILE *f = fopen(log, "r");
+	char line[512];
+	int lines = 0, refused = 0, blamed_root = 0, busy_named = 0, dropped = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		lines++;
+		refused += strstr(line, ": refused: ") != NULL;
+		blamed_root += strstr(line, "pid -1 uid 0") != NULL;
+		busy_named += strstr(line, " uid 65534: refused: busy: uid 65534 has 8") != NULL;
+		dropped += strstr(line, "more refusals in the last") != NULL;
+	}
+	if (f)
+		fclose(f);
+	printf("   the helper's log: %d lines, %d refusals logged, %d summary lines\n", lines,
+	       refused, dropped);
+	CHECK(refused <= 20);          /* of 62 busy + FLOOD_BAD bad requests */
+	CHECK(busy_named >= 1);
+	CHECK(blamed_root == 0);
+	CHECK(dropped == 1);           /* "N more refusals ... not logged", at the latest at stop */
+	unlink(log);
+}
+
 /* ---- the library's fallback ---------------------------------------------------------------- */
 
 /* Makes perf_event_open fail with EACCES in this thread, as perf_event_paranoid=3 does. */
@@ -1078,6 +1224,7 @@ int main(void)
 	test_fake_helper();
 	test_untrusted_socket();
 	test_socket_dir();
+	test_flood();
 	test_library_fallback();
 
 	helper_stop(helper_pid);
