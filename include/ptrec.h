@@ -36,11 +36,16 @@ extern "C" {
 
 /* PTREC_NO_TRACE: put on a function that the instrumented backend should not record (a hot
  * leaf that fills the ring: `ptrec report` lists the functions that fill it fastest).  Works
- * with every instrumentation `ptrec cflags` prints (GCC -pg/-mfentry and
+ * with every instrumentation `ptrec cflags` prints (GCC patchable entries, -pg/-mfentry and
  * -finstrument-functions, Clang -finstrument-functions-after-inlining); no effect on PT/BTS. */
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(patchable_function_entry)
+#define PTREC_NO_TRACE __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
+#endif
+#endif
+#if defined(__GNUC__) && !defined(PTREC_NO_TRACE)
 #define PTREC_NO_TRACE __attribute__((no_instrument_function))
-#else
+#elif !defined(PTREC_NO_TRACE)
 #define PTREC_NO_TRACE
 #endif
 
@@ -323,6 +328,10 @@ struct ptrec_status {
 	/* "" while branch history is recorded in the thread that called ptrec_init, or when
 	 * PTREC_BACKEND=none asked for nothing; else why nothing is recorded and the fix, the
 	 * text of the line ptrec_init wrote on stderr and to the system log ("ptrec: " and this) */
+	char patched_entries[192];        /* GCC's `ptrec cflags` build: how many patchable
+	                                     function entries were made to call the entry hook
+	                                     at init, or why not; "" when the program has none
+	                                     (doc/instrumented.md) */
 };
 
 /* Fills st (st->struct_size must be set).  Works before init (initialized = 0).

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "capture/backend_soft.h"
+#include "capture/patch_entries.h"
 #include "capture/soft_write.h"
 #include "capture/thread_slots.h"
 
@@ -116,13 +117,20 @@ void ptrec_soft_view_make(const uint8_t *data, size_t size, uint64_t head,
 	}
 }
 
+/* Usable when instrumented code already ran, or when the program's patchable function entries
+ * (GCC's `ptrec cflags`) could be patched to call the entry hook now: this backend is tried
+ * last, so entries are patched only when it is the one that will record. */
 static int soft_probe(const struct ptrec_config *cfg, char *reason, size_t reason_len)
 {
-	if (ptrec_soft_hooks_ran() || cfg->backend == PTREC_BACKEND_INSTRUMENTED)
+	int patched = ptrec_patch_apply(reason, reason_len);
+	if (patched > 0 || ptrec_soft_hooks_ran() || cfg->backend == PTREC_BACKEND_INSTRUMENTED)
 		return 0;
+	if (patched < 0)
+		return patched;
 	snprintf(reason, reason_len,
-	         "no instrumented code ran before ptrec_init (the program was not built with "
-	         "`ptrec cflags`)");
+	         "no instrumented code ran before ptrec_init and no patchable function entries "
+	         "were registered (the program was not built with `ptrec cflags` and linked with "
+	         "`pkg-config --libs libptrec`)");
 	return -PTREC_ENOSUPP;
 }
 

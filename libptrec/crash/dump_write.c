@@ -25,6 +25,7 @@
 
 #include "core/elf_check.h"
 #include "core/safe_str.h"
+#include "capture/patch_entries.h"
 #include "crash/crash.h"
 
 #define BOUNCE_SIZE (64u << 10)
@@ -226,6 +227,11 @@ static void write_status(struct dump_ctx *c, const struct ptrec_dump_request *re
 		ptrec_sbuf_str(&b, " KiB; every file, code and stack mapping is kept)\n");
 	}
 	status_ring_paths(&b, req);
+	if (ptrec_patch_note[0]) {
+		ptrec_sbuf_str(&b, "patched_entries ");
+		ptrec_sbuf_str(&b, ptrec_patch_note);
+		ptrec_sbuf_char(&b, '\n');
+	}
 	for (int i = 0; i < PTREC_BACKEND_COUNT_; i++) {
 		if (!ptrec_crash.reason[i][0])
 			continue;

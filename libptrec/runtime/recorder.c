@@ -14,6 +14,7 @@
 #include "platform/pmu_sysfs.h"
 #include "core/safe_str.h"
 #include "core/settings.h"
+#include "capture/patch_entries.h"
 #include "runtime/recorder.h"
 
 #ifndef PTREC_BINDIR
@@ -301,6 +302,7 @@ PTREC_API int ptrec_status(struct ptrec_status *st)
 	ptrec_snap_last_report(st->last_report, sizeof(st->last_report));
 	if (st->initialized)
 		memcpy(st->not_recording, ptrec_rec.not_recording, sizeof(st->not_recording));
+	snprintf(st->patched_entries, sizeof(st->patched_entries), "%s", ptrec_patch_note);
 	pthread_mutex_unlock(&ptrec_rec.lock);
 	return 0;
 }

@@ -42,9 +42,11 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: ptrec cflags\n\n"
 	        "Prints the flags that compile a program for the instrumented backend at the\n"
-	        "lowest cost with the compiler named by $CC (default cc): GCC gets entry hooks\n"
-	        "(-pg -mfentry -mfentry-name=__ptrec_fentry; compile only, never link with -pg),\n"
-	        "Clang -finstrument-functions-after-inlining.  Link with\n"
+	        "lowest cost with the compiler named by $CC (default cc): GCC gets patchable\n"
+	        "function entries (-fpatchable-function-entry=5), which ptrec_init turns into\n"
+	        "calls of the entry hook; Clang -finstrument-functions-after-inlining.  Both\n"
+	        "survive LTO (-flto, -flto=auto, -flto=thin, -ffat-lto-objects) and are safe on\n"
+	        "the link line too (CFLAGS there, as Autotools and CMake do).  Link with\n"
 	        "`pkg-config --libs libptrec`.  See doc/instrumented.md.\n");
 }
 
@@ -66,7 +68,7 @@ int cmd_cflags(int argc, char **argv)
 		printf("-finstrument-functions-after-inlining\n");
 		return TOOL_EXIT_OK;
 	case FAM_GCC:
-		printf("-pg -mfentry -mfentry-name=__ptrec_fentry\n");
+		printf("-fpatchable-function-entry=5\n");
 		return TOOL_EXIT_OK;
 	default:
 		tool_error(NULL, -1, "cannot tell which compiler '%s' is (it does not run, or is "

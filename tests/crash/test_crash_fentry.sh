@@ -1,6 +1,6 @@
 #!/bin/sh
-# A crash test (see tests/crash/crash_common.sh) with GCC's recommended instrumentation
-# (`ptrec cflags`: -pg -mfentry -mfentry-name=__ptrec_fentry): entry-only records, returns
+# A crash test (see tests/crash/crash_common.sh) with GCC's -pg -mfentry -mfentry-name=
+# __ptrec_fentry (the entry hook that patched entries call too): entry-only records, returns
 # inferred from the stack pointer.  The ring replays to the same call stack as the
 # -finstrument-functions crasher, and the report names the crashing function and its caller.
 [ -x "$top_builddir/tests/crash/crasher_fentry" ] ||

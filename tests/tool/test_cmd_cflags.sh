@@ -1,8 +1,10 @@
 #!/bin/sh
-# `ptrec cflags` prints the recommended instrumentation for $CC (GCC: entry hooks named
-# __ptrec_fentry; Clang: -finstrument-functions-after-inlining), refuses a compiler it cannot
-# identify; and a program built with those flags and linked as `pkg-config --libs libptrec`
-# says (-lptrec_hooks -lptrec) calls its hooks directly, not through the PLT, and runs.
+# `ptrec cflags` prints the recommended instrumentation for $CC (GCC: patchable function
+# entries, made calls of __ptrec_fentry at ptrec_init; Clang:
+# -finstrument-functions-after-inlining), refuses a compiler it cannot identify; and a program
+# built with those flags and linked as `pkg-config --libs libptrec` says (-Wl,-u,
+# __ptrec_patch_module -lptrec_hooks -lptrec) calls its hooks directly, not through the PLT,
+# and runs.  (tests/crash/test_recipe_*.sh build it every other way.)
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 : "${top_builddir:?}" "${PTREC_TOOL:?}"
@@ -17,6 +19,7 @@ out=$(CC=/bin/false "$PTREC_TOOL" cflags 2>"$work/err"); st=$?
 grep -q "cannot tell which compiler '/bin/false' is" "$work/err" || fail "no clear error: $(cat "$work/err")"
 
 cat >"$work/prog.c" <<'C'
+#include <stdio.h>
 #include <ptrec.h>
 __attribute__((noinline)) int work(int x) { return x * 3 + 1; }
 PTREC_NO_TRACE __attribute__((noinline)) int quiet(int x) { return x + 2; }
@@ -31,6 +34,9 @@ int main(void)
 	int s = 0;
 	for (int i = 0; i < 1000; i++)
 		s += work(i) + quiet(i);
+	struct ptrec_status st = {.struct_size = sizeof(st)};
+	ptrec_status(&st);
+	printf("patched_entries: %s\n", st.patched_entries);
 	ptrec_shutdown();
 	return s == 0;
 }
@@ -52,22 +58,40 @@ for cc in "${CC:-cc}" clang; do
 	flags=$(CC="$cc" "$PTREC_TOOL" cflags) || fail "ptrec cflags failed for $cc"
 	case "$flags" in
 	*-finstrument-functions-after-inlining*) hook=__cyg_profile_func_enter ;;
-	*-mfentry-name=__ptrec_fentry*) hook=__ptrec_fentry ;;
+	*-fpatchable-function-entry=5*) hook=patched ;;
 	*) fail "unexpected flags for $cc: $flags" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc -O2 $flags -I"$top_srcdir/include" -c "$work/prog.c" -o "$work/prog.o" ||
 		fail "$cc cannot compile with: $flags"
-	# Linked without the compile flags (-pg must not reach the link), as pkg-config says.
+	# Linked with the compile flags too, as Autotools and CMake do: they must be harmless there.
 	# shellcheck disable=SC2086
-	$cc $san -o "$work/prog" "$work/prog.o" -L"$top_builddir/libptrec" -L"$libs" -lptrec_hooks -lptrec ||
-		fail "$cc cannot link with -lptrec_hooks -lptrec"
+	$cc $san -O2 $flags -o "$work/prog" "$work/prog.o" -L"$top_builddir/libptrec" -L"$libs" \
+		-Wl,-u,__ptrec_patch_module -lptrec_hooks -lptrec ||
+		fail "$cc cannot link with -Wl,-u,__ptrec_patch_module -lptrec_hooks -lptrec"
 	"$OBJDUMP" -d "$work/prog" >"$work/dis.txt"
 	sed -n '/<work>:/,/^$/p' "$work/dis.txt" >"$work/work.txt"
-	grep -q "call.*<$hook>" "$work/work.txt" || fail "$cc: work() does not call $hook directly: $(cat "$work/work.txt")"
-	grep -q "call.*<$hook@plt>" "$work/work.txt" && fail "$cc: work() calls $hook through the PLT"
-	sed -n '/<quiet>:/,/^$/p' "$work/dis.txt" | grep -q "$hook" && fail "$cc: PTREC_NO_TRACE function is instrumented"
-	LD_LIBRARY_PATH="$libs" "$work/prog" || fail "$cc: the instrumented program failed"
+	sed -n '/<quiet>:/,/^$/p' "$work/dis.txt" >"$work/quiet.txt"
+	if [ "$hook" = patched ]; then
+		# Five NOPs at the entry (after endbr64 when there is one), listed in the section;
+		# none in the PTREC_NO_TRACE function.
+		"$OBJDUMP" -h "$work/prog" | grep -q '__patchable_function_entries' ||
+			fail "$cc: no __patchable_function_entries section"
+		grep -v endbr64 "$work/work.txt" | sed -n '2,6p' | grep -c 'nop$' | grep -qx 5 ||
+			fail "$cc: work() does not start with five NOPs: $(cat "$work/work.txt")"
+		grep -v endbr64 "$work/quiet.txt" | sed -n 2p | grep -q 'nop$' &&
+			fail "$cc: the PTREC_NO_TRACE function has a patchable entry: $(cat "$work/quiet.txt")"
+	else
+		grep -q "call.*<$hook>" "$work/work.txt" || fail "$cc: work() does not call $hook directly: $(cat "$work/work.txt")"
+		grep -q "call.*<$hook@plt>" "$work/work.txt" && fail "$cc: work() calls $hook through the PLT"
+		grep -q "$hook" "$work/quiet.txt" && fail "$cc: PTREC_NO_TRACE function is instrumented"
+	fi
+	(cd "$work" && LD_LIBRARY_PATH="$libs" exec ./prog) >"$work/out" || fail "$cc: the instrumented program failed"
+	if [ "$hook" = patched ]; then
+		grep -Eq '^patched_entries: ([0-9]+) of \1 patchable function entries in 1 module call __ptrec_fentry$' "$work/out" ||
+			fail "$cc: the entries were not all patched: $(cat "$work/out")"
+	fi
+	[ ! -e "$work/gmon.out" ] || fail "$cc: a gmon.out appeared"
 	tried=$((tried + 1))
 	echo "ok: $cc -> $flags"
 done

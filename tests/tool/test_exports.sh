@@ -23,7 +23,8 @@ for s in $exported; do
 	# The GCC entry hook (-mfentry-name=__ptrec_fentry), and the thread's ring pointer and
 	# the crash-time hook gate that the hook archive libptrec_hooks.a reads
 	# (doc/instrumented.md, capture/hook_gate.h).
-	__ptrec_fentry|__ptrec_soft_tls|__ptrec_hook_gate) ;;
+	# __ptrec_patch_register: each module's patchable function entries (capture/patch_entries.h).
+	__ptrec_fentry|__ptrec_soft_tls|__ptrec_hook_gate|__ptrec_patch_register) ;;
 	# thread_registry.c interposes pthread_create to attach new threads (and offers
 	# __wrap_pthread_create for -Wl,--wrap=pthread_create in static links).
 	pthread_create|__wrap_pthread_create) ;;

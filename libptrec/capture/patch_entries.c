@@ -1,0 +1,252 @@
+/* patch_entries.c — writes `call __ptrec_fentry` into the patchable function entries of the
+ * modules that registered them (patch_entries.h has the contract, doc/instrumented.md the
+ * design and what was measured).
+ *
+ * Per entry: the address must lie in an executable, readable PT_LOAD segment of the module that
+ * registered it (dl_iterate_phdr), its five bytes must be a NOP sled (GCC: five 0x90; Clang: one
+ * 0f 1f 44 00 xx) or already the call, and the hook must be within a rel32 call's reach (the
+ * module's own stub otherwise, which always is).  The page (two when the entry crosses a page
+ * boundary) is made writable while staying executable, since other threads may be running code
+ * on it, and given back its segment's protection right after; the five bytes are written with
+ * one atomic store when they sit in one aligned 8- or 16-byte block (always for GCC's
+ * 16-byte-aligned functions, with or without endbr64), so another thread entering the function
+ * runs either the NOPs or the whole call.
+ *
+ * Init time only (ptrec_init, dlopen constructors), under a mutex; never in the crash path. */
+#include "config.h"
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "capture/patch_entries.h"
+
+static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ptrec_patch_module *patch_modules; /* registered, newest first */
+static int patch_live;                           /* apply ran: patch modules as they come */
+static int patch_refused;                        /* errno of a refused mprotect, 0 if none */
+static unsigned patch_skipped;                   /* entries left alone (not a NOP sled, out of
+                                                    every segment, out of reach) */
+
+/* The executable segments of the module holding an address. */
+struct patch_find {
+	uintptr_t addr;
+	int found;
+	unsigned nseg;
+	struct {
+		uintptr_t lo, hi;
+		int prot;
+	} seg[16];
+};
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct patch_find *f = data;
+	(void)size;
+	int holds = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && f->addr >= lo && f->addr < lo + ph->p_memsz)
+			holds = 1;
+	}
+	if (!holds)
+		return 0;
+	f->found = 1;
+	for (unsigned i = 0; i < info->dlpi_phnum && f->nseg < 16; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R))
+			continue;
+		f->seg[f->nseg].lo = info->dlpi_addr + ph->p_vaddr;
+		f->seg[f->nseg].hi = f->seg[f->nseg].lo + ph->p_memsz;
+		f->seg[f->nseg].prot = PROT_READ | PROT_EXEC | ((ph->p_flags & PF_W) ? PROT_WRITE : 0);
+		f->nseg++;
+	}
+	return 1;
+}
+
+/* The protection of the executable segment holding [a, a + PTREC_PATCH_BYTES), or -1. */
+static int seg_prot(const struct patch_find *f, uintptr_t a)
+{
+	for (unsigned i = 0; i < f->nseg; i++)
+		if (a >= f->seg[i].lo && a + PTREC_PATCH_BYTES <= f->seg[i].hi)
+			return f->seg[i].prot;
+	return -1;
+}
+
+static int is_nop_sled(const uint8_t *b)
+{
+	static const uint8_t nop1[PTREC_PATCH_BYTES] = {0x90, 0x90, 0x90, 0x90, 0x90};
+	return !memcmp(b, nop1, sizeof(nop1)) ||
+	       (b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0x00);
+}
+
+/* `call target` placed at address at, in ins; 0 when target is beyond a rel32's reach. */
+static int make_call(uintptr_t at, uintptr_t target, uint8_t ins[PTREC_PATCH_BYTES])
+{
+	int64_t rel = (int64_t)(target - (at + PTREC_PATCH_BYTES));
+	if (!target || rel < INT32_MIN || rel > INT32_MAX)
+		return 0;
+	int32_t r32 = (int32_t)rel;
+	ins[0] = 0xe8;
+	memcpy(ins + 1, &r32, sizeof(r32));
+	return 1;
+}
+
+/* Writes ins over the five bytes at a (writable now) so that an instruction fetch by another
+ * thread sees the old bytes or the new ones, never a mix, whenever they share an aligned 8- or
+ * 16-byte block; byte by byte (first byte last) otherwise. */
+static void write_entry(uintptr_t a, const uint8_t ins[PTREC_PATCH_BYTES])
+{
+	if ((a & 7) <= 8 - PTREC_PATCH_BYTES) {
+		uint64_t *w = (uint64_t *)(a & ~(uintptr_t)7);
+		uint64_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+		memcpy((uint8_t *)&v + (a & 7), ins, PTREC_PATCH_BYTES);
+		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
+	} else if ((a & 15) <= 16 - PTREC_PATCH_BYTES) {
+		uint64_t *w = (uint64_t *)(a & ~(uintptr_t)15);
+		uint64_t old[2] = {__atomic_load_n(&w[0], __ATOMIC_RELAXED),
+		                   __atomic_load_n(&w[1], __ATOMIC_RELAXED)};
+		uint64_t nv[2] = {old[0], old[1]};
+		memcpy((uint8_t *)nv + (a & 15), ins, PTREC_PATCH_BYTES);
+		unsigned char ok;
+		do { /* only this thread writes text here: the first try succeeds */
+			__asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+			                 : "=q"(ok), "+m"(*(volatile uint64_t(*)[2])w), "+a"(old[0]),
+			                   "+d"(old[1])
+			                 : "b"(nv[0]), "c"(nv[1])
+			                 : "memory", "cc");
+		} while (!ok);
+	} else {
+		volatile uint8_t *b = (volatile uint8_t *)a;
+		for (int i = PTREC_PATCH_BYTES - 1; i >= 0; i--)
+			b[i] = ins[i];
+	}
+}
+
+/* Pages [lo, hi) currently writable, and the protection to give back. */
+struct patch_window {
+	uintptr_t lo, hi;
+	int prot;
+};
+
+static void window_close(struct patch_window *w)
+{
+	if (w->hi > w->lo)
+		mprotect((void *)w->lo, w->hi - w->lo, w->prot);
+	w->lo = w->hi = 0;
+}
+
+/* Patches m's entries; returns 0, or an errno when the first page could not be made writable
+ * (then nothing of m was written). */
+static int patch_module(struct ptrec_patch_module *m)
+{
+	struct patch_find f = {.addr = (uintptr_t)m->start};
+	struct patch_window w = {0, 0, 0};
+	const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	int err = 0;
+
+	dl_iterate_phdr(find_module, &f);
+	m->patched = 0;
+	for (const uintptr_t *p = m->start; f.found && p < m->stop; p++) {
+		uintptr_t a = *p;
+		uint8_t ins[PTREC_PATCH_BYTES];
+		int prot = a ? seg_prot(&f, a) : -1;
+		if (prot < 0 || !(make_call(a, (uintptr_t)m->hook, ins) ||
+		                  make_call(a, (uintptr_t)m->stub, ins))) {
+			patch_skipped += a != 0; /* 0: an entry of a function the linker dropped */
+			continue;
+		}
+		if (!memcmp((const void *)a, ins, sizeof(ins))) {
+			m->patched++;
+			continue;
+		}
+		if (!is_nop_sled((const uint8_t *)a)) {
+			patch_skipped++;
+			continue;
+		}
+		uintptr_t lo = a & ~(pg - 1), hi = (a + PTREC_PATCH_BYTES + pg - 1) & ~(pg - 1);
+		if (lo < w.lo || hi > w.hi) {
+			window_close(&w);
+			if (mprotect((void *)lo, hi - lo, prot | PROT_WRITE) != 0) {
+				err = errno;
+				break;
+			}
+			w = (struct patch_window){lo, hi, prot};
+		}
+		write_entry(a, ins);
+		m->patched++;
+	}
+	window_close(&w);
+	return err;
+}
+
+/* Fills ptrec_patch_note from the modules' counts; under patch_lock. */
+static void note_update(void)
+{
+	unsigned mods = 0, entries = 0, patched = 0;
+	for (const struct ptrec_patch_module *m = patch_modules; m; m = m->next) {
+		mods++;
+		entries += (unsigned)(m->stop - m->start);
+		patched += m->patched;
+	}
+	if (!mods) {
+		ptrec_patch_note[0] = '\0';
+		return;
+	}
+	int n = snprintf(ptrec_patch_note, sizeof(ptrec_patch_note),
+	                 "%u of %u patchable function entries in %u module%s call __ptrec_fentry",
+	                 patched, entries, mods, mods == 1 ? "" : "s");
+	if (n > 0 && (size_t)n < sizeof(ptrec_patch_note) && patch_refused)
+		snprintf(ptrec_patch_note + n, sizeof(ptrec_patch_note) - (size_t)n,
+		         " (making text writable was refused: %s)", strerror(patch_refused));
+	else if (n > 0 && (size_t)n < sizeof(ptrec_patch_note) && patch_skipped)
+		snprintf(ptrec_patch_note + n, sizeof(ptrec_patch_note) - (size_t)n,
+		         " (%u left alone: not a NOP sled, or the hook out of reach)", patch_skipped);
+}
+
+PTREC_API void __ptrec_patch_register(struct ptrec_patch_module *m)
+{
+	if (!m || m->struct_size != sizeof(*m) || !m->start || m->stop <= m->start)
+		return;
+	pthread_mutex_lock(&patch_lock);
+	m->next = patch_modules;
+	m->patched = 0;
+	patch_modules = m;
+	if (patch_live && !patch_refused) {
+		int err = patch_module(m);
+		if (err)
+			patch_refused = err;
+	}
+	note_update();
+	pthread_mutex_unlock(&patch_lock);
+}
+
+int ptrec_patch_apply(char *why, size_t why_len)
+{
+	unsigned patched = 0;
+	int refused = 0;
+
+	pthread_mutex_lock(&patch_lock);
+	patch_skipped = 0;
+	for (struct ptrec_patch_module *m = patch_modules; m && !refused; m = m->next) {
+		refused = patch_module(m);
+		patched += m->patched;
+	}
+	patch_refused = refused;
+	patch_live = !refused;
+	note_update();
+	pthread_mutex_unlock(&patch_lock);
+	if (refused && !patched) {
+		snprintf(why, why_len,
+		         "patchable function entries not patched: making code writable was refused "
+		         "(%s; SELinux, seccomp, MemoryDenyWriteExecute?): allow it, or rebuild with "
+		         "-finstrument-functions", strerror(refused));
+		return -PTREC_ENOSUPP;
+	}
+	return (int)patched;
+}
