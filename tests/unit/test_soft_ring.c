@@ -6,6 +6,7 @@
 #include "core/branch.h"
 #include "check.h"
 #include "capture/backend_soft.h"
+#include "capture/hook_gate.h"
 #include "runtime/recorder.h"
 
 void __cyg_profile_func_enter(void *fn, void *call_site);
@@ -56,6 +57,54 @@ __asm__(".text\n"
         "\tret\n"
         ".size call_entered, .-call_entered\n");
 
+/* fentry_regs(out): calls __ptrec_fentry as an instrumented function's entry does (the stack
+ * pointer 8 below a 16-byte boundary at the call) with a distinct value in every general
+ * register but r11 and rsp, and stores what the registers hold after it: out[0..13] = rax,
+ * rbx, rcx, rdx, rsi, rdi, rbp, r8, r9, r10, r12, r13, r14, r15 (0x1000 + index before). */
+void fentry_regs(uint64_t *out);
+__asm__(".text\n"
+        ".globl fentry_regs\n"
+        ".type fentry_regs, @function\n"
+        "fentry_regs:\n"
+        "\tpushq %rbx\n\tpushq %rbp\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
+        "\tpushq %rdi\n"
+        "\tsubq $8, %rsp\n"
+        "\tmovq $0x1000, %rax\n\tmovq $0x1001, %rbx\n\tmovq $0x1002, %rcx\n"
+        "\tmovq $0x1003, %rdx\n\tmovq $0x1004, %rsi\n\tmovq $0x1005, %rdi\n"
+        "\tmovq $0x1006, %rbp\n\tmovq $0x1007, %r8\n\tmovq $0x1008, %r9\n"
+        "\tmovq $0x1009, %r10\n\tmovq $0x100a, %r12\n\tmovq $0x100b, %r13\n"
+        "\tmovq $0x100c, %r14\n\tmovq $0x100d, %r15\n"
+        "\tcall __ptrec_fentry@PLT\n"
+        "\tmovq 8(%rsp), %r11\n"
+        "\tmovq %rax, 0(%r11)\n\tmovq %rbx, 8(%r11)\n\tmovq %rcx, 16(%r11)\n"
+        "\tmovq %rdx, 24(%r11)\n\tmovq %rsi, 32(%r11)\n\tmovq %rdi, 40(%r11)\n"
+        "\tmovq %rbp, 48(%r11)\n\tmovq %r8, 56(%r11)\n\tmovq %r9, 64(%r11)\n"
+        "\tmovq %r10, 72(%r11)\n\tmovq %r12, 80(%r11)\n\tmovq %r13, 88(%r11)\n"
+        "\tmovq %r14, 96(%r11)\n\tmovq %r15, 104(%r11)\n"
+        "\taddq $8, %rsp\n"
+        "\tpopq %rdi\n"
+        "\tpopq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbp\n\tpopq %rbx\n"
+        "\tret\n"
+        ".size fentry_regs, .-fentry_regs\n");
+
+/* The entry hook changes no register an instrumented function's entry may hold live: the
+ * arguments (rdi, rsi, rdx, rcx, r8, r9), rax (varargs), r10 (static chain) and the
+ * callee-saved ones; whether it records (ring), notes (no ring) or stays out (hooks
+ * stopped).  Returns how many registers came back changed. */
+static int fentry_regs_changed(void)
+{
+	uint64_t out[14];
+	int changed = 0;
+	fentry_regs(out);
+	for (int i = 0; i < 14; i++)
+		if (out[i] != 0x1000u + (unsigned)i) {
+			fprintf(stderr, "register %d: 0x%llx after __ptrec_fentry\n", i,
+			        (unsigned long long)out[i]);
+			changed++;
+		}
+	return changed;
+}
+
 static void test_time_convert(void)
 {
 	struct ptrec_ring r;
@@ -82,6 +131,8 @@ int main(void)
 
 	/* Hooks that run before any ring exists record nothing but are noticed. */
 	CHECK(ptrec_soft_hooks_ran() == 0);
+	CHECK(fentry_regs_changed() == 0);
+	CHECK(ptrec_soft_hooks_ran() == 1);
 	__cyg_profile_func_enter((void *)1, (void *)2);
 	CHECK(ptrec_soft_hooks_ran() == 1);
 
@@ -146,6 +197,18 @@ int main(void)
 	CHECK_EQ_U64(PTREC_SOFT_B(rec[0].w1), (uintptr_t)entered + 5); /* after the 5-byte call */
 	CHECK_EQ_U64(PTREC_SOFT_A(rec[0].w0), (uintptr_t)entered_return); /* the call site */
 	CHECK_EQ_U64(PTREC_SOFT_X(rec[0].w0, rec[0].w1), (sp >> 3) & PTREC_SOFT_X_MASK);
+	CHECK_EQ_U64(rec[0].w0, PTREC_SOFT_W0(PTREC_SOFT_ENTRY, (uintptr_t)entered_return, sp >> 3));
+	CHECK_EQ_U64(rec[0].w1, PTREC_SOFT_W1((uintptr_t)entered + 5, sp >> 3));
+	CHECK(fentry_regs_changed() == 0);
+	CHECK_EQ_U64(ring.head, 32);
+	/* While a crash is handled (the gate closed) it records nothing and changes nothing. */
+	CHECK(ptrec_hooks_stop() == 1);
+	call_entered();
+	CHECK(fentry_regs_changed() == 0);
+	CHECK_EQ_U64(ring.head, 32);
+	ptrec_hooks_resume();
+	call_entered();
+	CHECK_EQ_U64(ring.head, 48);
 
 	/* 300 records in a 4096-byte ring (256 records): the ring wrapped; records 44..299
 	 * remain, in order. */
@@ -184,6 +247,8 @@ int main(void)
 	ptrec_soft_append(1, 2, PTREC_BR_CALL);
 	ptrec_soft_mark(7);
 	__cyg_profile_func_enter((void *)1, (void *)2);
+	call_entered();
+	CHECK(fentry_regs_changed() == 0);
 	CHECK_EQ_U64(ring.head, 0);
 	ops->thaw(&ring);
 	ptrec_soft_append(1, 2, PTREC_BR_CALL);
@@ -193,6 +258,7 @@ int main(void)
 	ops->close(&ring);
 	CHECK(ring.data == NULL);
 	__cyg_profile_func_enter((void *)1, (void *)2);
+	call_entered();
 	ptrec_soft_mark(1);
 
 	test_time_convert();
