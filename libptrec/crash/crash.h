@@ -396,8 +396,9 @@ int ptrec_report_reserve(const char *dump);
 void ptrec_report_unreserve(const char *dump);
 
 /* Copies, at ptrec_init, the environment the report child will get: env's entries except
- * LD_PRELOAD and PTREC_PRELOAD, then LD_PRELOAD=ld_preload unless ld_preload is NULL or ""
- * (the runtime passes the list without libptrec, so the tool never records itself).  Entries
+ * LD_PRELOAD and PTREC_PRELOAD (and DEBUGINFOD_URLS unless env has PTREC_REPORT_DEBUGINFOD=1:
+ * no network at crash time by default), then LD_PRELOAD=ld_preload unless ld_preload is NULL or
+ * "" (the runtime passes the list without libptrec, so the tool never records itself).  Entries
  * beyond the static room (REPORT_ENV_MAX entries, REPORT_ENV_BYTES bytes) are left out. */
 void ptrec_report_env_prepare(char *const *env, const char *ld_preload);
 

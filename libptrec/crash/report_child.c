@@ -16,7 +16,8 @@
  * "signature:" line) through the descriptor the caller holds.
  * The tool's environment is the one of ptrec_init, copied then into static room, without
  * libptrec's LD_PRELOAD entry or PTREC_PRELOAD (the tool never records itself; the heap and
- * environ of the crashed process are not trusted).
+ * environ of the crashed process are not trusted), and without DEBUGINFOD_URLS unless
+ * PTREC_REPORT_DEBUGINFOD=1: the report at crash time never goes to the network by itself.
  *
  * Neither the runner nor the tool copies the application's address space: the runner shares it
  * (CLONE_VM) on a stack of its own mapped at ptrec_init, and the tool is started like vfork
@@ -436,9 +437,15 @@ void ptrec_report_env_prepare(char *const *env, const char *ld_preload)
 	unsigned n = 0;
 	size_t used = 0;
 
+	int network = 0;
+
 	report_env[0] = NULL;
 	for (size_t i = 0; env && env[i]; i++)
-		if (strncmp(env[i], "LD_PRELOAD=", 11) && strncmp(env[i], "PTREC_PRELOAD=", 14))
+		if (!strcmp(env[i], "PTREC_REPORT_DEBUGINFOD=1"))
+			network = 1;
+	for (size_t i = 0; env && env[i]; i++)
+		if (strncmp(env[i], "LD_PRELOAD=", 11) && strncmp(env[i], "PTREC_PRELOAD=", 14) &&
+		    (network || strncmp(env[i], "DEBUGINFOD_URLS=", 16)))
 			report_env_add(&n, &used, env[i], NULL);
 	if (ld_preload && *ld_preload)
 		report_env_add(&n, &used, "LD_PRELOAD=", ld_preload);

@@ -131,6 +131,8 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 		ptrec_warn(&r->warnings, "dump: %s", dump->warnings.items[i]);
 	if ((rc = ptrec_symbolizer_init(&r->sym, dump, opt->debug_dirs, &r->warnings)))
 		return rc;
+	r->sym.binaries = opt->binaries;
+	r->sym.debuginfod_cache = opt->debuginfod_cache;
 
 	/* The crashing thread: the flagged one, else the PROCESS tid. */
 	for (size_t i = 0; i < dump->nthreads && crashed == SIZE_MAX; i++)

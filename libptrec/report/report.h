@@ -31,6 +31,10 @@ struct ptrec_report_options {
 	unsigned other_branches;    /* last branches shown for other threads (default 16) */
 	int crashed_only;           /* 1: only the crashing thread (--threads crashed) */
 	const char *const *debug_dirs; /* extra debug directories, NULL-terminated, or NULL */
+	const char *const *binaries; /* replacement files for modules whose file is gone or has
+	                               another build-id (--binary), NULL-terminated, or NULL */
+	const char *debuginfod_cache; /* a debuginfod client's cache searched for debug files and
+	                               executables by build-id, or NULL (symbols/symbolize.h) */
 	const char *dump_path;      /* shown in the header */
 	unsigned pt_budget_ms;      /* intel_pt: time a thread's decoding may take stepping back
 	                               for older calls (default 100; 0: no limit) */

@@ -1,4 +1,5 @@
-/* debug_file.c — locating and verifying separate debug files (build-id and debuglink). */
+/* debug_file.c — locating and verifying separate debug files (build-id, debuglink, a debuginfod
+ * client's cache). */
 #include "config.h"
 
 #include <stdio.h>
@@ -105,4 +106,34 @@ int ptrec_debug_file_open(const struct ptrec_elf *elf, const char *path,
 			return 0;
 	}
 	return -PTREC_ENOMAP;
+}
+
+int ptrec_debug_cache_open(const char *cache, const uint8_t *id, size_t id_len, const char *kind,
+                           struct ptrec_elf *out, struct ptrec_warnings *w)
+{
+	struct ptrec_warnings quiet = {0};
+	char hex[2 * sizeof(out->build_id) + 1], cand[4096];
+	int rc;
+
+	if (!cache || !cache[0] || id_len < 2 || id_len > sizeof(out->build_id))
+		return -PTREC_ENOMAP;
+	for (size_t i = 0; i < id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	if (snprintf(cand, sizeof(cand), "%s/%s/%s", cache, hex, kind) >= (int)sizeof(cand) ||
+	    !exists(cand))
+		return -PTREC_ENOMAP;
+	rc = ptrec_elf_open_file(cand, out, &quiet);
+	ptrec_warnings_free(&quiet);
+	if (rc == -PTREC_ENOMEM)
+		return rc;
+	if (rc) {
+		ptrec_warn(w, "%s: not a readable x86-64 ELF; ignored", cand);
+		return -PTREC_ENOMAP;
+	}
+	if (out->build_id_len != id_len || memcmp(out->build_id, id, id_len)) {
+		ptrec_warn(w, "%s: its build-id is not %s; ignored", cand, hex);
+		ptrec_elf_close(out);
+		return -PTREC_ENOMAP;
+	}
+	return 0;
 }

@@ -189,6 +189,35 @@ static int has_debug_section(const struct ptrec_elf *e, const char *name)
 	return sec && sec->type != 8 /* SHT_NOBITS */;
 }
 
+/* Opens a replacement for m's file into m->elf: a --binary with the dump's build-id, else the
+ * debuginfod cache's executable.  Returns 1 if one was found. */
+static int replace_file(struct ptrec_symbolizer *s, struct ptrec_module *m)
+{
+	if (!m->dump_id)
+		return 0; /* nothing to check a replacement against */
+	for (size_t i = 0; s->binaries && s->binaries[i]; i++) {
+		struct ptrec_warnings quiet = {0};
+		int rc = ptrec_elf_open_file(s->binaries[i], &m->elf, &quiet);
+		ptrec_warnings_free(&quiet);
+		if (rc)
+			continue;
+		if (m->elf.build_id_len == m->dump_id_len &&
+		    !memcmp(m->elf.build_id, m->dump_id, m->dump_id_len)) {
+			ptrec_warn(s->w, "%s: using %s instead (--binary; its build-id is the dump's)",
+			           m->path, s->binaries[i]);
+			return 1;
+		}
+		ptrec_elf_close(&m->elf);
+	}
+	if (!ptrec_debug_cache_open(s->debuginfod_cache, m->dump_id, m->dump_id_len, "executable", &m->elf,
+	                            s->w)) {
+		ptrec_warn(s->w, "%s: using %s instead (the debuginfod cache; its build-id is the "
+		           "dump's)", m->path, m->elf.path);
+		return 1;
+	}
+	return 0;
+}
+
 static void load_module(struct ptrec_symbolizer *s, struct ptrec_module *m)
 {
 	const char *path = m->path;
@@ -214,32 +243,42 @@ static void load_module(struct ptrec_symbolizer *s, struct ptrec_module *m)
 		}
 		rc = ptrec_elf_open_file(path, &m->elf, s->w);
 		if (rc) {
-			ptrec_warn(s->w, "%s: %s (%s); addresses shown as module+offset", path,
-			           rc == -PTREC_EIO ? "cannot read the file" : "not a valid x86-64 ELF",
-			           rc == -PTREC_EIO ? strerror(errno) : ptrec_strerror(rc));
-			return;
-		}
-	}
-	m->has_elf = 1;
-	if (m->dump_id) {
-		if (m->elf.build_id_len != m->dump_id_len ||
-		    memcmp(m->elf.build_id, m->dump_id, m->dump_id_len)) {
+			int err = errno;
+			if (!replace_file(s, m)) {
+				ptrec_warn(s->w, "%s: %s (%s); addresses shown as module+offset", path,
+				           rc == -PTREC_EIO ? "cannot read the file" : "not a valid x86-64 ELF",
+				           rc == -PTREC_EIO ? strerror(err) : ptrec_strerror(rc));
+				m->lacks = PTREC_MODULE_NO_FILE;
+				return;
+			}
+		} else if (m->dump_id && (m->elf.build_id_len != m->dump_id_len ||
+		                          memcmp(m->elf.build_id, m->dump_id, m->dump_id_len))) {
 			char want[129], got[129];
 			hex_id(m->dump_id, m->dump_id_len, want, sizeof(want));
 			hex_id(m->elf.build_id, m->elf.build_id_len, got, sizeof(got));
 			ptrec_warn(s->w, "%s: build-id mismatch: the dump has %s, the file on disk has "
-			           "%s; its symbols are NOT used (addresses shown as module+offset)",
-			           path, want, got[0] ? got : "none");
+			           "%s; its symbols are NOT used", path, want, got[0] ? got : "none");
 			compute_bias(m);
 			ptrec_elf_close(&m->elf);
-			m->has_elf = 0;
-			return;
+			if (!replace_file(s, m)) {
+				ptrec_warn(s->w, "%s: addresses shown as module+offset (--binary names a "
+				           "file with the dump's build-id)", path);
+				m->lacks = PTREC_MODULE_NO_FILE;
+				return;
+			}
 		}
+		if (strcmp(m->elf.path, path))
+			path = m->elf.path; /* a replacement: its debuglink is looked for beside it */
 	}
+	m->has_elf = 1;
 	compute_bias(m);
 	if (!m->image && (!m->elf.has_symtab || !has_debug_section(&m->elf, ".debug_line"))) {
-		if (!ptrec_debug_file_open(&m->elf, path, s->debug_dirs, &m->dbg, s->w))
+		if (!ptrec_debug_file_open(&m->elf, path, s->debug_dirs, &m->dbg, s->w) ||
+		    !ptrec_debug_cache_open(s->debuginfod_cache, m->elf.build_id, m->elf.build_id_len,
+		                            "debuginfo", &m->dbg, s->w))
 			m->has_dbg = 1;
+		else
+			m->lacks |= PTREC_MODULE_NO_DEBUG;
 	}
 	if (m->has_dbg && (has_debug_section(&m->dbg, ".debug_line") ||
 	                   has_debug_section(&m->dbg, ".debug_info")))

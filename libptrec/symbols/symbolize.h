@@ -1,7 +1,11 @@
 /* symbolize.h — address -> module+offset -> symbol+offset -> file:line for the addresses of a
  * dump.  Modules come from the dump's MAPS (path, load bias) and BUILDID records; their ELF
  * files are read from disk (or, for the vDSO, from the dump's MEMORY bytes) once, on first
- * use.  A file whose build-id differs from the dump's is warned about and not used.  C++ names
+ * use.  A file whose build-id differs from the dump's (or that is gone) is warned about and not
+ * used; a replacement with the dump's build-id is used instead when one is given (`--binary`)
+ * or lies in a debuginfod client's cache (CACHE/BUILDID/executable).  Separate debug files are
+ * looked for as debug_file.h says, then in that cache (CACHE/BUILDID/debuginfo).  Reads files
+ * only: fetching them is the tool's (tool/debuginfod.c).  C++ names
  * are demangled with __cxa_demangle when the process has it (looked up at run time).
  * Not async-signal-safe. */
 #ifndef PTREC_SYMBOLIZE_H
@@ -38,7 +42,12 @@ struct ptrec_module {
 	int cfi_state;            /* 0: CFI not prepared yet, 1: prepared */
 	struct ptrec_cfi eh_frame;    /* .eh_frame (+ .eh_frame_hdr) of elf */
 	struct ptrec_cfi debug_frame; /* .debug_frame of dbg, else of elf */
+	unsigned lacks;           /* once loaded: PTREC_MODULE_NO_FILE | PTREC_MODULE_NO_DEBUG */
 };
+
+/* What a loaded module lacks (ptrec_module.lacks), for a fetcher to look for. */
+#define PTREC_MODULE_NO_FILE 1u  /* no file with the dump's build-id (gone, or replaced) */
+#define PTREC_MODULE_NO_DEBUG 2u /* no symbol table with line information, no debug file */
 
 /* An address range of one module. */
 struct ptrec_module_range {
@@ -54,6 +63,12 @@ struct ptrec_symbolizer {
 	struct ptrec_module_range *ranges;    /* sorted, non-overlapping */
 	size_t nranges;
 	const char *const *debug_dirs;        /* extra debug directories (NULL-terminated) */
+	const char *const *binaries;          /* replacement files (NULL-terminated) or NULL: used
+	                                         for a module whose file is gone or has another
+	                                         build-id, when theirs is the dump's; set after
+	                                         ptrec_symbolizer_init, before any lookup */
+	const char *debuginfod_cache;         /* a debuginfod client's cache directory, or NULL
+	                                         (set like binaries) */
 	struct ptrec_warnings *w;             /* where warnings go */
 	char *(*demangle)(const char *, char *, size_t *, int *); /* __cxa_demangle or NULL */
 	struct demangle_entry *cache;         /* mangled name -> demangled (open addressing) */
