@@ -1,12 +1,12 @@
-/* pt_flow_blk.c — the PT flow decoder's block cache: straight-line code up to and including the
- * next branch, decoded once from the code image (keyed by address and mode, found with blk_get
- * in pt_flow_state.h), and the pool of instruction lengths the blocks point into. */
+/* pt_flow_blk.c — the PT flow decoder's block cache (pt_flow_blk.h): straight-line code up to and
+ * including the next branch, decoded once from the code image (keyed by address and mode, found
+ * with blk_get), its flush, and the pool of instruction lengths the blocks point into. */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode/pt_flow_state.h"
+#include "decode/pt_flow_blk.h"
 
 static int hash_grow(struct ptrec_pt_flow *f)
 {
@@ -49,6 +49,17 @@ static int lens_reserve(struct ptrec_pt_flow *f, uint32_t n)
 	f->cur_chunk = f->nchunk++;
 	f->chunk_used = 0;
 	return 0;
+}
+
+void pt_flow_blk_flush(struct ptrec_pt_flow *f)
+{
+	f->nblk = 0;
+	f->retire = f->nchunk; /* freed at the next call: runs may still point there */
+	f->chunk_used = CHUNK_SIZE;
+	if (f->hash)
+		memset(f->hash, 0xff, ((size_t)f->hash_mask + 1) * sizeof(*f->hash));
+	f->blk_flushes++;
+	f->cur_blk = -1;
 }
 
 /* Frees the chunks a cache flush retired (called at the start of each public call). */

@@ -9,12 +9,101 @@
 #include <string.h>
 
 #include "decode/pt_flow_fast.h"
+#include "decode/pt_flow_query.h"
+#include "decode/pt_flow_walk.h"
+
+#define CHAIN_BITS 32         /* TNT bits one chain consumes at most */
+#define CHAIN_STEPS 80        /* branches in one chain at most */
+#define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
+#define CHAIN_POP 4           /* returns to calls made before it a chain may take at most */
+#define CHAIN_LOG_MAX 12      /* log2 of the chain cache's slots (direct mapped) at most */
+#define SPAN_BYTES 40         /* trace bytes a span covers at most */
+#define SPAN_PUSH 4           /* return addresses a span may leave pushed at most */
+#define SPAN_POP 4            /* returns to calls made before it a span may take at most */
+#define SPAN_STEPS 1024       /* branch events in one span at most */
+#define SPAN_BACKOFF_MAX 1023 /* places without a span lookup after failed builds, at most */
+
+/* A chain (ptrec_pt_flow_count): what the hot path does from a cached block with the next TNT
+ * bits queued and, when they are all in the key, the TIP target read ahead: block after block,
+ * through conditional branches, direct jumps and calls, compressed returns (to calls made inside
+ * the chain, or to those made before it whose return addresses it checks on the return stack)
+ * and at most one indirect branch, the one that takes that TIP; keyed by the block, those bits
+ * and the TIP target.  128 bytes. */
+struct chain {
+	int32_t blk;        /* key: the block it starts at (-1: empty slot) */
+	uint32_t bits;      /* key: the oldest min(queued, CHAIN_BITS) TNT bits, oldest highest */
+	uint64_t tip;       /* key: the target of the TIP read ahead (0: none usable) */
+	int32_t end;        /* the block it ends at (the current block afterwards) */
+	uint32_t insns;     /* instructions */
+	uint8_t nb;         /* key: bits queued, capped at CHAIN_BITS + 1 (more than the window) */
+	uint8_t used;       /* bits consumed */
+	uint8_t trail;      /* direct jumps and calls after the last bit consumed (no TIP taken) */
+	uint8_t steps;      /* branch events (0: the chain is empty, take single steps) */
+	uint8_t jcc, taken, jmp, call, ret; /* events by kind; ret: compressed returns */
+	uint8_t ind;        /* PTREC_BR_* of the branch that took the TIP (0: it is still ahead) */
+	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
+	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
+	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
+	uint8_t rn_cap;
+	uint8_t keep;       /* 0: it stopped at a successor not cached yet: build it again */
+	uint8_t end_ic;     /* the iclass of block end (read without loading the block) */
+	uint64_t counts;    /* jcc, jmp, call, ret, taken in 12-bit fields (chain_counts_add) */
+	uint8_t pad_[4];    /* zero */
+	uint32_t end_h;     /* chain_hash_blk(end): the block's part of the next chain's slot */
+	uint64_t to;        /* the IP it ends at */
+	uint64_t push[CHAIN_PUSH]; /* those return addresses */
+	uint64_t pop[CHAIN_POP];   /* the return addresses it found on the stack, top first */
+};
+
+_Static_assert(sizeof(struct chain) == 128, "a chain is two cache lines");
+
+/* A span (ptrec_pt_flow_count): what the chains do from a cached block where no TNT bit is queued
+ * and nothing is looked ahead, through the TNT and TIP packets of the next SPAN_HASHED to
+ * SPAN_BYTES trace bytes up to the next such place, in one step: keyed by the block, those bytes
+ * but the payloads of the MTCs among them (they only move the clock, which the span replays),
+ * the bits of the last IP its first TIP takes, and checked against the return addresses it
+ * returns to (calls made before it).  192 bytes. */
+struct span {
+	int32_t nblk;       /* key: ~ the block it starts at (0: empty slot, as calloc leaves it) */
+	uint8_t len;        /* key: trace bytes (SPAN_HASHED .. SPAN_BYTES) */
+	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
+	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
+	uint8_t ip_bytes;   /* key: IPBytes of its first TIP (0: none), which bits of last_ip it takes */
+	uint64_t w[SPAN_BYTES / 8]; /* key: the bytes (little-endian words; zero past len and in
+	                               its MTCs' payloads) */
+	uint64_t m[SPAN_BYTES / 8 - SPAN_HASHED / 8]; /* the words past SPAN_HASHED: which bits are
+	                               compared (its bytes but its MTCs' payloads; the words before
+	                               it: all but span_pay's) */
+	uint64_t tpos;      /* bit i: an MTC starts at its byte i */
+	uint64_t ip_key;    /* key: those bits of last_ip */
+	uint64_t counts;    /* jcc, jmp, call, compressed ret, taken (chain_counts_flush's fields) */
+	uint64_t to;        /* the IP it ends at */
+	uint64_t last_ip;   /* its last TIP's IP (tip_rel < 0xff) */
+	int32_t end;        /* the block it ends at */
+	uint32_t end_h;     /* chain_hash_blk(end) */
+	uint32_t insns;     /* instructions */
+	uint32_t ind;       /* uncompressed ret, ind jmp, ind call, far: 8-bit fields */
+	uint16_t events;    /* branch events */
+	uint8_t end_ic;     /* the iclass of block end */
+	uint8_t tnt_rel;    /* its last TNT's offset from its start (0xff: it has none) */
+	uint8_t tip_rel;    /* its last TIP's (0xff: it has none) */
+	uint8_t no_progress; /* no_progress afterwards */
+	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
+	uint8_t rn_cap;
+	uint64_t push[SPAN_PUSH]; /* those return addresses */
+	uint64_t pop[SPAN_POP];   /* the return addresses it found on the stack, top first */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct span) == 192, "a span is three cache lines");
+_Static_assert(SPAN_BYTES < 64, "tpos has a bit per byte");
 
 /* ---- chains (ptrec_pt_flow_count) --------------------------------------------------------- */
 
-/* Empties the chain cache of ptrec_pt_flow_count (nothing when it has none). */
-void pt_flow_chain_clear(struct ptrec_pt_flow *f)
+/* Empties the chain and span caches of ptrec_pt_flow_count (nothing when it has none); they
+ * hold block indices, so a block cache flush (pt_flow_blk_flush) makes them stale. */
+static void chain_clear(struct ptrec_pt_flow *f)
 {
+	f->chain_flushes = f->blk_flushes;
 	for (uint32_t i = 0; f->chain && i < (1u << f->chain_log); i++) {
 		f->chain[i].blk = -1;
 		if (f->span)
@@ -789,12 +878,14 @@ int ptrec_pt_flow_count(struct ptrec_pt_flow *f, struct ptrec_pt_flow_counts *c)
 		while (f->chain_log < CHAIN_LOG_MAX && ((size_t)1 << (f->chain_log + 9)) < f->len)
 			f->chain_log++;
 		f->chain = aligned_alloc(64, sizeof(*f->chain) << f->chain_log);
-		pt_flow_chain_clear(f);
+		chain_clear(f);
 	}
 	for (;;) {
 		/* Nothing handed out needs its lengths: retired chunks can go at once. */
 		if (f->retire)
 			pt_flow_retire_chunks(f);
+		if (f->chain_flushes != f->blk_flushes) /* the slow path flushed the blocks */
+			chain_clear(f);
 		if (HOT_PATHS && f->state == ST_ENABLED && f->cur_blk >= 0 &&
 		    *f->gen_ref == f->image_gen &&
 		    !f->aux_n && !f->ptw_n && !f->trig_n) {

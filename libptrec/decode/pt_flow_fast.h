@@ -1,10 +1,12 @@
 /* pt_flow_fast.h — private to the PT flow decoder (pt_flow.c, pt_flow_chain.c): its hot paths,
  * inline: the steps from a cached block that need no general walk (fast_step), the common packets
- * read without the packet decoder (fast_read), runs of conditional branches (jcc_burst). */
+ * read without the packet decoder (fast_read), runs of conditional branches (jcc_burst).  Each
+ * takes a step only where the slow path (pt_flow_walk.c) would take it the same way, and
+ * changes nothing where it declines. */
 #ifndef PTREC_DECODE_PT_FLOW_FAST_H
 #define PTREC_DECODE_PT_FLOW_FAST_H
 
-#include "decode/pt_flow_state.h"
+#include "decode/pt_flow_blk.h"
 
 /* A compressed return on the hot paths (fast_step, chain_step): with the next TNT bit 1 and the
  * return stack not empty, pops both and returns the cached block of the return address (in

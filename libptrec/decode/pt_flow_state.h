@@ -1,6 +1,21 @@
-/* pt_flow_state.h — private to the PT flow decoder (pt_flow*.c): its state (struct
- * ptrec_pt_flow), limits and cached blocks, the block cache lookups, the return stack push, and
- * the functions its files share.  Nothing else includes it: pt_flow.h is the interface. */
+/* pt_flow_state.h — private to the PT flow decoder (pt_flow*.c): its state (struct ptrec_pt_flow:
+ * the packet cursor, the look-ahead item, the TNT queue, the return stack, the queues of items
+ * waiting to be delivered, the segment keys, the counters, and the pointers to the caches whose
+ * layouts belong to pt_flow_blk.h and pt_flow_chain.c), its limits, and the small operations on
+ * it every room uses (the return stack, an event's fields, the look-ahead item's time).
+ *
+ * The decoder's rooms, each including only the ones before it (tests/tool/test_pt_flow_rooms.sh):
+ *   pt_flow_state.h    this state
+ *   pt_flow_blk.h/.c   the block cache: code decoded once into blocks, their successors
+ *   pt_flow_fast.h     the hot paths over cached blocks and the common packets
+ *   pt_flow_query.h/.c event/query state: the packet cursor, the look-ahead item, status
+ *                      packets and the items they queue or hold, PSB+, sync points
+ *   pt_flow_resync.h/.c after an error: gaps, resync at the next IP; the errata the walk asks
+ *   pt_flow_walk.h/.c  the slow path: the general walk and the states other than enabled
+ *   pt_flow_chain.c    ptrec_pt_flow_count: the chain and span caches
+ *   pt_flow.c          the driver: lifecycle, runs, instructions, segments, decode_last
+ *   pt_flow_errata.c   which errata a CPU model has (no state)
+ * Nothing else includes it: pt_flow.h is the interface. */
 #ifndef PTREC_DECODE_PT_FLOW_STATE_H
 #define PTREC_DECODE_PT_FLOW_STATE_H
 
@@ -12,26 +27,14 @@
 #include "decode/pt_packet.h"
 
 #define RETSTACK_SIZE 64      /* hardware return-compression depth */
-#define BLK_MAX_INSN 512      /* longest block; longer straight code continues in a new block */
-#define BLK_CACHE_MAX (1u << 22) /* blocks before the cache is flushed (memory bound) */
 #define NO_PROGRESS_LIMIT 200000 /* blocks walked without consuming a packet before giving up */
 #define PTW_QUEUE 64          /* PTWRITE payloads waiting to be delivered */
 #define TRIG_QUEUE 8          /* TRIGs waiting for the flow to reach their IP */
 #define STRAIGHT_MAX 256      /* instructions followed to place a TRIG or a PTW without FUP */
 #define AUX_QUEUE 64          /* status events waiting to be delivered */
 #define AUX_HELD 8            /* items waiting for their FUP or their branch */
-#define CHUNK_SIZE 65536u     /* bytes per chunk of the instruction length pool */
-#define CHAIN_BITS 32         /* TNT bits one chain consumes at most */
-#define CHAIN_STEPS 80        /* branches in one chain at most */
-#define CHAIN_PUSH 4          /* return addresses a chain may push (and not pop) at most */
-#define CHAIN_POP 4           /* returns to calls made before it a chain may take at most */
-#define CHAIN_LOG_MAX 12      /* log2 of the chain cache's slots (direct mapped) at most */
-#define SPAN_HASHED 24        /* trace bytes a span covers at least (its slot is chosen by them) */
-#define SPAN_BYTES 40         /* trace bytes a span covers at most */
-#define SPAN_PUSH 4           /* return addresses a span may leave pushed at most */
-#define SPAN_POP 4            /* returns to calls made before it a span may take at most */
-#define SPAN_STEPS 1024       /* branch events in one span at most */
-#define SPAN_BACKOFF_MAX 1023 /* places without a span lookup after failed builds, at most */
+#define SPAN_HASHED 24        /* trace bytes a span covers at least (pt_flow_chain.c; its slot
+                                 is chosen by them) */
 
 /* The hot paths (fast_step and the loops around it) only take steps the general walk would take
  * the same way.  A test build with PT_FLOW_GENERAL_ONLY (tests/ptgen/flow_compare_general) has
@@ -42,112 +45,10 @@
 #define HOT_PATHS 1
 #endif
 
-/* How a cached block ends. */
-enum blk_end {
-	BLK_BRANCH = 0, /* with a branch instruction (iclass in blk.iclass) */
-	BLK_OPEN,       /* at BLK_MAX_INSN: continues at fall */
-	BLK_ERROR,      /* at an address that does not decode (err): fall */
-	BLK_CR3,        /* with a MOV to CR3 (a PIP or a TIP.PGD may bind there): fall */
-};
-
-/* A basic block: straight-line instructions up to the next branch.  64 bytes. */
-struct blk {
-	uint64_t start;     /* first instruction */
-	uint64_t dest[2];   /* [0] fall: the address after the last instruction (BLK_ERROR: the
-	                       undecodable address, with last_len 0; the last instruction is at
-	                       fall - last_len); [1] the direct branch target (iclass
-	                       JCC/JMP/CALL): indexed by a TNT bit */
-	const uint8_t *len; /* instruction lengths (in a pool chunk) */
-	uint16_t ninsn;     /* instructions, including the final branch */
-	int16_t err;        /* BLK_ERROR: -PTREC_ENOMAP or -PTREC_EFORMAT */
-	uint8_t mode;       /* enum ptrec_x86_mode decoded in */
-	uint8_t iclass;     /* iclass of the last instruction (BLK_BRANCH) */
-	uint8_t end;        /* enum blk_end */
-	uint8_t last_len;   /* length of the last instruction */
-	int32_t succ[2];    /* cached block index: [0] fall-through / not taken, [1] taken/target */
-	int32_t succ_ind;   /* cached block index of the last indirect target (check start) */
-	uint32_t pad_;      /* zero */
-	uint64_t at;        /* address of the last instruction (BLK_ERROR: the undecodable one) */
-};
-
-/* Address of the last instruction of a block (BLK_ERROR: the undecodable address). */
-#define BLK_END_IP(b) ((b)->at)
-
-_Static_assert(sizeof(struct blk) == 64, "a block is one cache line");
-
-/* A chain (ptrec_pt_flow_count): what the hot path does from a cached block with the next TNT
- * bits queued and, when they are all in the key, the TIP target read ahead: block after block,
- * through conditional branches, direct jumps and calls, compressed returns (to calls made inside
- * the chain, or to those made before it whose return addresses it checks on the return stack)
- * and at most one indirect branch, the one that takes that TIP; keyed by the block, those bits
- * and the TIP target.  128 bytes. */
-struct chain {
-	int32_t blk;        /* key: the block it starts at (-1: empty slot) */
-	uint32_t bits;      /* key: the oldest min(queued, CHAIN_BITS) TNT bits, oldest highest */
-	uint64_t tip;       /* key: the target of the TIP read ahead (0: none usable) */
-	int32_t end;        /* the block it ends at (the current block afterwards) */
-	uint32_t insns;     /* instructions */
-	uint8_t nb;         /* key: bits queued, capped at CHAIN_BITS + 1 (more than the window) */
-	uint8_t used;       /* bits consumed */
-	uint8_t trail;      /* direct jumps and calls after the last bit consumed (no TIP taken) */
-	uint8_t steps;      /* branch events (0: the chain is empty, take single steps) */
-	uint8_t jcc, taken, jmp, call, ret; /* events by kind; ret: compressed returns */
-	uint8_t ind;        /* PTREC_BR_* of the branch that took the TIP (0: it is still ahead) */
-	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
-	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
-	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
-	uint8_t rn_cap;
-	uint8_t keep;       /* 0: it stopped at a successor not cached yet: build it again */
-	uint8_t end_ic;     /* the iclass of block end (read without loading the block) */
-	uint64_t counts;    /* jcc, jmp, call, ret, taken in 12-bit fields (chain_counts_add) */
-	uint8_t pad_[4];    /* zero */
-	uint32_t end_h;     /* chain_hash_blk(end): the block's part of the next chain's slot */
-	uint64_t to;        /* the IP it ends at */
-	uint64_t push[CHAIN_PUSH]; /* those return addresses */
-	uint64_t pop[CHAIN_POP];   /* the return addresses it found on the stack, top first */
-};
-
-_Static_assert(sizeof(struct chain) == 128, "a chain is two cache lines");
-
-/* A span (ptrec_pt_flow_count): what the chains do from a cached block where no TNT bit is queued
- * and nothing is looked ahead, through the TNT and TIP packets of the next SPAN_HASHED to
- * SPAN_BYTES trace bytes up to the next such place, in one step: keyed by the block, those bytes
- * but the payloads of the MTCs among them (they only move the clock, which the span replays),
- * the bits of the last IP its first TIP takes, and checked against the return addresses it
- * returns to (calls made before it).  192 bytes. */
-struct span {
-	int32_t nblk;       /* key: ~ the block it starts at (0: empty slot, as calloc leaves it) */
-	uint8_t len;        /* key: trace bytes (SPAN_HASHED .. SPAN_BYTES) */
-	uint8_t npush;      /* return addresses it leaves pushed (push[0] first) */
-	uint8_t npop;       /* entries of the return stack it returns to (pop[0] the top one) */
-	uint8_t ip_bytes;   /* key: IPBytes of its first TIP (0: none), which bits of last_ip it takes */
-	uint64_t w[SPAN_BYTES / 8]; /* key: the bytes (little-endian words; zero past len and in
-	                               its MTCs' payloads) */
-	uint64_t m[SPAN_BYTES / 8 - SPAN_HASHED / 8]; /* the words past SPAN_HASHED: which bits are
-	                               compared (its bytes but its MTCs' payloads; the words before
-	                               it: all but span_pay's) */
-	uint64_t tpos;      /* bit i: an MTC starts at its byte i */
-	uint64_t ip_key;    /* key: those bits of last_ip */
-	uint64_t counts;    /* jcc, jmp, call, compressed ret, taken (chain_counts_flush's fields) */
-	uint64_t to;        /* the IP it ends at */
-	uint64_t last_ip;   /* its last TIP's IP (tip_rel < 0xff) */
-	int32_t end;        /* the block it ends at */
-	uint32_t end_h;     /* chain_hash_blk(end) */
-	uint32_t insns;     /* instructions */
-	uint32_t ind;       /* uncompressed ret, ind jmp, ind call, far: 8-bit fields */
-	uint16_t events;    /* branch events */
-	uint8_t end_ic;     /* the iclass of block end */
-	uint8_t tnt_rel;    /* its last TNT's offset from its start (0xff: it has none) */
-	uint8_t tip_rel;    /* its last TIP's (0xff: it has none) */
-	uint8_t no_progress; /* no_progress afterwards */
-	int8_t rn_add;      /* the return stack's fill afterwards: min(ret_n + rn_add, rn_cap) */
-	uint8_t rn_cap;
-	uint64_t push[SPAN_PUSH]; /* those return addresses */
-	uint64_t pop[SPAN_POP];   /* the return addresses it found on the stack, top first */
-} __attribute__((aligned(64)));
-
-_Static_assert(sizeof(struct span) == 192, "a span is three cache lines");
-_Static_assert(SPAN_BYTES < 64, "tpos has a bit per byte");
+/* The caches' entries (pt_flow_blk.h, pt_flow_chain.c). */
+struct blk;
+struct chain;
+struct span;
 
 /* The decoder's top-level state. */
 enum flow_state {
@@ -287,6 +188,7 @@ struct ptrec_pt_flow {
 	uint64_t image_gen;         /* image generation the cache was built for */
 	const uint64_t *gen_ref;    /* the image's live generation number */
 	int32_t cur_blk;            /* block of the current ip if known (-1) */
+	uint32_t blk_flushes;       /* block cache flushes so far (pt_flow_blk_flush) */
 	unsigned chain_log;         /* log2 of its slots: 8 .. CHAIN_LOG_MAX by the trace size */
 	struct chain *chain;        /* chain cache of ptrec_pt_flow_count (1 << chain_log slots;
 	                               NULL until it first runs); emptied with the block cache */
@@ -294,6 +196,8 @@ struct ptrec_pt_flow {
 	                               until a first span is kept; in span_mem, zeroed: its pages
 	                               are only touched where spans are kept) */
 	void *span_mem;
+	uint32_t chain_flushes;     /* blk_flushes when the chain and span caches were last
+	                               emptied: they hold block indices of that cache */
 	unsigned span_wait;         /* places to pass before the next span lookup */
 	unsigned span_backoff;      /* span_wait after the next span that cannot be built */
 	uint8_t span_mtc;           /* a span held an MTC: their payloads do not choose slots */
@@ -322,76 +226,8 @@ struct ptrec_pt_flow {
 	struct ptrec_pt_flow_stats stats; /* counters */
 };
 
-/* ---- shared between the pt_flow*.c files ------------------------------------------------ */
-
 /* Hidden: called from the other pt_flow*.c files only, never from outside the decoder. */
 #define PT_FLOW_HIDDEN __attribute__((visibility("hidden")))
-
-/* pt_flow_blk.c: decodes the block at ip into the cache.  Returns its index or -PTREC_ENOMEM. */
-PT_FLOW_HIDDEN int32_t pt_flow_blk_decode(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode);
-
-/* pt_flow_blk.c: frees the chunks a cache flush retired (called at the start of each public
- * call). */
-PT_FLOW_HIDDEN void pt_flow_retire_chunks(struct ptrec_pt_flow *f);
-
-/* pt_flow_chain.c: empties the chain cache of ptrec_pt_flow_count (nothing when it has none). */
-PT_FLOW_HIDDEN void pt_flow_chain_clear(struct ptrec_pt_flow *f);
-
-/* pt_flow.c: reads packets until the look-ahead item is known or, unless want_tip, a TNT
- * packet was queued. */
-PT_FLOW_HIDDEN void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip);
-
-/* pt_flow.c: the next run through the general walk (and the queued auxiliary items): 1 with a
- * run, 0 at the end, or a negative error. */
-PT_FLOW_HIDDEN int pt_flow_next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run);
-
-/* ---- block cache ------------------------------------------------------------------------ */
-
-static inline uint32_t blk_hash(uint64_t ip, unsigned mode)
-{
-	uint64_t h = (ip ^ ((uint64_t)mode << 62)) * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(h >> 32);
-}
-
-/* Returns the cached block at (ip, mode), or -1 when it is not cached; counts nothing. */
-static inline int32_t blk_peek(const struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
-{
-	uint32_t k = blk_hash(ip, mode) & f->hash_mask;
-	for (int32_t i; (i = f->hash[k]) >= 0; k = (k + 1) & f->hash_mask)
-		if (f->blk[i].start == ip && f->blk[i].mode == mode)
-			return i;
-	return -1;
-}
-
-/* Returns the cached block at (ip, mode), or -1 when it is not cached (nothing decoded). */
-static inline int32_t blk_find(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
-{
-	int32_t i = blk_peek(f, ip, mode);
-	f->stats.block_hits += i >= 0;
-	return i;
-}
-
-/* Returns the cached block at (ip, mode), decoding it on a miss; or -PTREC_ENOMEM. */
-static inline int32_t blk_get(struct ptrec_pt_flow *f, uint64_t ip, unsigned mode)
-{
-	int32_t i = blk_find(f, ip, mode);
-	return i >= 0 ? i : pt_flow_blk_decode(f, ip, mode);
-}
-
-/* The block an indirect branch or return of the current block reaches at to, as the general
- * walk finds it (succ_ind when it is the one, else a lookup that becomes succ_ind), or -1 when
- * it is not cached (then nothing changed). */
-static inline int32_t ind_succ(struct ptrec_pt_flow *f, uint64_t to)
-{
-	struct blk *b = &f->blk[f->cur_blk];
-	int32_t next = b->succ_ind;
-	if (next >= 0 && f->blk[next].start == to && f->blk[next].mode == f->mode)
-		return next;
-	next = blk_find(f, to, f->mode);
-	if (next >= 0)
-		b->succ_ind = next;
-	return next;
-}
 
 static inline void ret_push(struct ptrec_pt_flow *f, uint64_t ip)
 {
@@ -401,19 +237,32 @@ static inline void ret_push(struct ptrec_pt_flow *f, uint64_t ip)
 		f->ret_n++;
 }
 
-/* A direct near call pushes its return address for RET compression, except a call to the
- * next instruction (CALL $+0, which position-independent code uses to read the IP and never
- * returns from): libipt does not push it, and neither does this decoder. */
-static inline void call_push(struct ptrec_pt_flow *f, const struct blk *b)
+/* Pops the return stack into *ip: 0, or -1 when it is empty. */
+static inline int ret_pop(struct ptrec_pt_flow *f, uint64_t *ip)
 {
-	if (b->dest[1] != b->dest[0])
-		ret_push(f, b->dest[0]);
+	if (!f->ret_n)
+		return -1;
+	f->ret_top = (f->ret_top + RETSTACK_SIZE - 1) % RETSTACK_SIZE;
+	f->ret_n--;
+	*ip = f->ret[f->ret_top];
+	return 0;
 }
 
 /* Sets nx's time to now. */
 static inline void nx_time(struct ptrec_pt_flow *f)
 {
 	f->nx.tflags = (uint8_t)ptrec_pt_time_now(&f->time, &f->nx.tsc);
+}
+
+/* Sets a run's event (its time only with PTREC_BRF_HAS_TIME in tflags). */
+static inline void ev_set(struct ptrec_pt_flow_run *run, unsigned kind, uint64_t from, uint64_t to,
+                          unsigned tflags, uint64_t tsc)
+{
+	run->ev.kind = (uint8_t)kind;
+	run->ev.from = from;
+	run->ev.to = to;
+	run->ev.flags = (uint8_t)tflags;
+	run->ev.timestamp = (tflags & PTREC_BRF_HAS_TIME) ? tsc : 0;
 }
 
 #endif

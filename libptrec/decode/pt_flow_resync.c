@@ -1,0 +1,154 @@
+/* pt_flow_resync.c — the PT flow decoder after an error (pt_flow_resync.h): gaps, the resync at
+ * the next PSB or at the next packet that gives an IP, and the errata the walk asks about
+ * (BDM64, SKD022).  Which errata a CPU has is pt_flow_errata.c's. */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "decode/pt_flow_blk.h"
+#include "decode/pt_flow_query.h"
+#include "decode/pt_flow_resync.h"
+
+
+/* Turns the current situation into a GAP event and schedules a resync.  off is where the
+ * problem is; resync starts at resync_from: the next PSB from there, or with RESYNC_AT_IP the
+ * next packet that gives an IP. */
+void pt_flow_gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t from, int err,
+                const char *why, uint64_t off, size_t resync_from)
+{
+	unsigned tflags = ptrec_pt_time_now(&f->time, &run->ev.timestamp);
+	ev_set(run, PTREC_BR_GAP, from, 0, tflags, run->ev.timestamp);
+	run->ev.reason = (uint16_t)(err < 0 ? -err : err);
+	run->why = why;
+	run->offset = off;
+	f->stats.gaps++;
+	f->fup_held_n = f->br_held_n = 0;
+	if (resync_from == RESYNC_AT_IP) {
+		f->state = ST_RESYNC;
+	} else {
+		f->state = ST_SYNC;
+		f->pos = resync_from;
+		f->nx.kind = NX_NONE;
+	}
+	f->tnt_n = 0;
+	f->tnt = 0;
+	f->ret_n = 0;
+	f->cur_blk = -1;
+}
+
+/* The look-ahead item could not serve the decision the code asks for. */
+void pt_flow_mismatch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t from, const char *why)
+{
+	struct nx *nx = &f->nx;
+	if (nx->kind == NX_ERR)
+		pt_flow_gap(f, run, from, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
+	else if (nx->kind == NX_SYNC)
+		pt_flow_gap(f, run, from, -PTREC_ESTATE, "PSB+ IP not reached by the code", nx->off,
+		    RESYNC_AT_IP);
+	else
+		pt_flow_gap(f, run, from, -PTREC_ESTATE, why, nx->off, RESYNC_AT_IP);
+}
+
+/* BDM64 ("an incorrect FUP IP may be recorded on a TSX abort right after a branch"): 1 if
+ * target cannot be reached from f->ip by straight-line code, i.e. the abort's FUP disagrees
+ * with where the last branch went; the abort then binds where the flow is. */
+int pt_flow_bdm64(struct ptrec_pt_flow *f, uint64_t target)
+{
+	uint64_t ip = f->ip;
+	for (int i = 0; i < 4; i++) {
+		int32_t bi = blk_get(f, ip, f->mode);
+		if (bi < 0)
+			return 0;
+		const struct blk *b = &f->blk[bi];
+		uint64_t a = b->start;
+		for (uint32_t k = 0; k < b->ninsn; k++) {
+			if (a == target)
+				return 0;
+			a += b->len[k];
+		}
+		if (b->end == BLK_ERROR)
+			return 0; /* no code there: the usual error, not the erratum */
+		if (b->end != BLK_OPEN && b->end != BLK_CR3)
+			return 1;
+		ip = b->dest[0];
+	}
+	return 0;
+}
+
+/* SKD022: "a VM entry that clears TraceEn may generate a FUP before the TIP.PGD": a FUP
+ * + TIP.PGD at a VMLAUNCH/VMRESUME is then the disable of that (executed) instruction. */
+int pt_flow_skd022(struct ptrec_pt_flow *f, const struct nx *nx)
+{
+	uint8_t b[3];
+	return nx->kind == NX_FUP_PGD && (f->errata & PT_ERRATUM_SKD022) &&
+	       ptrec_pt_img_read(f->image, nx->ip, b, 3) == 3 && b[0] == 0x0f && b[1] == 0x01 &&
+	       (b[2] == 0xc2 || b[2] == 0xc3);
+}
+
+/* ST_RESYNC: after an error of the flow (no code image at an IP, a packet the code does not
+ * call for, a bad compressed return, ...) the packets are still in step, so the next one that
+ * says where execution is ends the gap: a TIP's target, the TIP after a FUP, a FUP bound to
+ * PTWRITE/MODE.TSX/EXSTOP, a PSB+ FUP; a TIP.PGE or TIP.PGD says that tracing was off.  TNT
+ * bits before it are dropped (the code they belong to is unknown).  Returns like step_other. */
+int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
+{
+	f->tnt_n = 0;
+	pt_flow_lookahead(f, 0);
+	if (f->aux_n || f->ptw_n || f->trig_n)
+		return -1; /* items read before the look-ahead item come first */
+	struct nx *nx = &f->nx;
+	uint64_t ip;
+	switch (nx->kind) {
+	case NX_NONE:
+		return -1; /* a TNT packet was read (and dropped) */
+	case NX_TIP:
+	case NX_FUP_TIP:
+		if (nx->kind == NX_TIP ? !nx->has_ip : !nx->has_ip2) {
+			nx->kind = NX_NONE;
+			return -1;
+		}
+		ip = nx->kind == NX_TIP ? nx->ip : nx->ip2;
+		pt_flow_apply_mode(f, nx);
+		break;
+	case NX_FUP_AUX:
+		ip = nx->ip;
+		pt_flow_release_fup_held(f, ip);
+		break;
+	case NX_SYNC:
+		ip = nx->ip;
+		pt_flow_psb_reached(f, nx->psb_off);
+		if (pt_flow_stop_at_sync(f, nx->psb_off)) {
+			nx->kind = NX_NONE;
+			return -1;
+		}
+		break;
+	case NX_PGD:
+	case NX_FUP_PGD: { /* tracing went off somewhere in the gap */
+		int fup = nx->kind == NX_FUP_PGD;
+		uint64_t to = fup ? (nx->has_ip2 ? nx->ip2 : 0) : (nx->has_ip ? nx->ip : 0);
+		ev_set(run, PTREC_BR_DISABLE, fup ? nx->ip : 0, to, nx->tflags, nx->tsc);
+		run->offset = nx->off;
+		nx->kind = NX_NONE;
+		f->state = ST_DISABLED;
+		f->has_resume_ip = 0;
+		return 1;
+	}
+	case NX_PGE:
+	case NX_OVF:
+	case NX_END:
+	case NX_SYNC_OFF:
+	case NX_ERR:
+		f->state = ST_DISABLED; /* handled there: an enable, an overflow, the end, ... */
+		return -1;
+	default: /* NX_FUP_END */
+		f->state = ST_END;
+		return 0;
+	}
+	nx->kind = NX_NONE;
+	f->ip = ip;
+	f->state = ST_ENABLED;
+	f->cur_blk = -1;
+	f->no_progress = 0;
+	return -1;
+}
