@@ -41,7 +41,8 @@ struct ptrec_branch {
 	uint8_t kind;       /* enum ptrec_branch_kind */
 	uint8_t flags;      /* PTREC_BRF_* */
 	uint16_t reason;    /* for GAP: a -PTREC_E* code (negated to fit), else 0 */
-	uint32_t reserved;  /* zero */
+	uint32_t reserved;  /* GAP: trace bytes skipped before decoding resumed (saturated; 0: none
+	                       or not known), else zero */
 };
 
 /* Returns a short lowercase name of kind ("jcc", "call", "ret", ...), or "?". */

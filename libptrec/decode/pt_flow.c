@@ -112,6 +112,8 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	f->aux_head = f->aux_n = 0;
 	f->fup_held_n = f->br_held_n = 0;
 	f->spec = f->ovf_lost_ip = f->has_resume_ip = f->pgd_split = 0;
+	f->mode_known = f->psb_mode_bad = f->gap_open = 0;
+	f->gap_off = 0;
 	f->no_progress = 0;
 	f->cur_blk = -1;
 	f->hot = 0;
@@ -279,6 +281,14 @@ int ptrec_pt_flow_next_insn(struct ptrec_pt_flow *f, struct ptrec_pt_flow_insn *
 	}
 }
 
+void ptrec_pt_flow_gap_resumed(struct ptrec_branch *gap, const struct ptrec_pt_flow_run *resync)
+{
+	if (gap->kind != PTREC_BR_GAP || gap->to || gap->reserved)
+		return;
+	gap->to = resync->aux_ip;
+	gap->reserved = resync->aux_arg > UINT32_MAX ? UINT32_MAX : (uint32_t)resync->aux_arg;
+}
+
 int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_img *image,
                         const struct ptrec_pt_flow_last_opts *opts, struct branch_ring *ring,
                         struct ptrec_pt_flow_stats *stats)
@@ -301,6 +311,9 @@ int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_im
 			ret = e;
 			break;
 		}
+		if (run.aux == PT_FLOW_AUX_RESYNC && ring->pushed) /* where the last GAP ended */
+			ptrec_pt_flow_gap_resumed(&ring->slot[(ring->next + ring->cap - 1) % ring->cap],
+			                          &run);
 		if (run.aux == PT_FLOW_AUX_PTW) { /* a PTWRITE: a marker where it was written */
 			struct ptrec_branch mark = {.from = run.ip, .to = run.aux_payload,
 			                            .kind = PTREC_BR_MARKER};

@@ -148,6 +148,10 @@ enum ptrec_pt_flow_aux {
 	                         at aux_ip (0: where the packet was read) */
 	PT_FLOW_AUX_IFLAGS,   /* event trace: RFLAGS.IF became aux_payload (STI, CLI, POPF) at
 	                         aux_ip */
+	PT_FLOW_AUX_RESYNC,   /* decoding resumed after the last GAP: at aux_ip (0: where tracing
+	                         was off, or the trace ended), at the packet at trace offset
+	                         aux_payload; aux_arg trace bytes lay between the GAP's offset and
+	                         that packet, unused (counted in stats.skipped) */
 };
 
 /* ptrec_pt_flow_run.flags */
@@ -366,6 +370,12 @@ struct ptrec_pt_flow_last_opts {
 	                                (e.g. a deadline); may be NULL */
 	void *stop_arg;              /* its argument */
 };
+
+/* A GAP event in a list of events (a ring) is followed by the RESYNC item resync: the GAP's
+ * `to` becomes where decoding resumed (0: tracing was off there) and its `reserved` the trace
+ * bytes skipped (saturated), so that reports kept from the events say both.  Changes nothing
+ * unless gap is a GAP not completed yet. */
+void ptrec_pt_flow_gap_resumed(struct ptrec_branch *gap, const struct ptrec_pt_flow_run *resync);
 
 /* Entry point for reports: decodes the whole PT buffer buf[0..len) against image and keeps the
  * last ring->cap branch events (oldest overwritten) in ring, which the caller set up with

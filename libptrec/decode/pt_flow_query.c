@@ -140,8 +140,11 @@ void pt_flow_apply_mode(struct ptrec_pt_flow *f, const struct nx *nx)
 {
 	if (!nx->has_mode)
 		return;
+	int report = !f->mode_known || f->mode != nx->new_mode;
 	f->mode = nx->new_mode;
-	pt_flow_aux_push(f, PT_FLOW_AUX_EXEC_MODE, nx->new_mode, 0, 0);
+	f->mode_known = 1;
+	if (report) /* a MODE.Exec that changes nothing known says nothing (ptxed: the same) */
+		pt_flow_aux_push(f, PT_FLOW_AUX_EXEC_MODE, nx->new_mode, 0, 0);
 }
 
 /* Follows code that needs no packet (straight line, direct JMP/CALL) from ip: returns the
@@ -347,10 +350,13 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		/* Event trace: an instruction that changes RFLAGS.IF (STI, CLI, POPF) gives a
 		 * MODE.Exec with the new IF and then a FUP with the IP where it took effect; the
 		 * execution mode is the same and that FUP starts no asynchronous event.  (A far
-		 * branch's MODE.Exec comes before its TIP, an interrupt's after its FUP.) */
-		if (!in_psb && changed && pt_flow_peek(f, f->pos + pkt->size) == PT_PKT_FUP) {
+		 * branch's MODE.Exec comes before its TIP, an interrupt's after its FUP.)  So a
+		 * MODE.Exec right before a FUP binds to it even when nothing changed (ptxed's
+		 * ptet-mode_exec-spurious): it says nothing then, and the FUP is not an event. */
+		if (!in_psb && pt_flow_peek(f, f->pos + pkt->size) == PT_PKT_FUP) {
 			f->fup_skip = 1;
-			aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_IFLAGS, iflag, 0);
+			if (changed)
+				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_IFLAGS, iflag, 0);
 			return 1;
 		}
 		f->pending_mode = exec_mode(pkt->sub);
@@ -359,7 +365,8 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 	}
 	case PT_PKT_MODE_TSX:
 		f->in_tx = pkt->sub & 1;
-		if (!in_psb && f->state != ST_ENABLED && f->nx.kind != NX_OVF) {
+		if (!in_psb && f->state != ST_ENABLED && f->state != ST_RESYNC &&
+		    f->nx.kind != NX_OVF) {
 			/* tracing off: no FUP follows; the state holds from the next TIP.PGE on */
 			f->spec = pkt->sub & 1;
 			pt_flow_aux_push(f, PT_FLOW_AUX_TSX, (pkt->sub & 2) ? 2 : pkt->sub & 1, 0, 0);
@@ -439,8 +446,10 @@ int pt_flow_psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 	f->ctx = PT_CTX_NONE;
 	f->fup_skip = 0;
 	f->tsx_abort = 0;
+	int pending = f->has_pending_mode; /* a mode change whose TIP is still to come */
 	f->has_pending_mode = 0;
 	f->fup_held_n = f->br_held_n = 0;
+	f->psb_mode_bad = 0;
 	ptrec_pt_time_psb(&f->time); /* the TSC in PSB+ starts the time again */
 	for (;;) {
 		n = read_pkt(f, &pkt);
@@ -466,7 +475,15 @@ int pt_flow_psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 			break;
 		}
 		case PT_PKT_MODE_EXEC:
+			/* PSB+ restates the state: a mode other than the one the flow is in means
+			 * the decode went wrong before it (the packets of a mode change are a
+			 * MODE.Exec and the branch's TIP, never PSB+ alone) */
+			if (f->state == ST_ENABLED && f->mode_known && !pending &&
+			    f->mode != exec_mode(pkt.sub))
+				f->psb_mode_bad = 1;
 			f->mode = exec_mode(pkt.sub);
+			f->mode_known = 1;
+			f->iflag = (uint8_t)((pkt.sub >> 2) & 1);
 			f->has_pending_mode = 0;
 			break;
 		case PT_PKT_MODE_TSX:
@@ -579,11 +596,15 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->pos += (size_t)n;
 			f->no_progress = 0;
 			if (f->fup_skip) { /* bound to PTW/TSX/EXSTOP/...: nothing else to do */
-				if (f->ptw_fup) /* the PTWRITE's own IP: deliver it there */
+				if (f->ptw_fup) { /* the PTWRITE's own IP: deliver it there */
 					f->ptw_ip[(f->ptw_head + f->ptw_n - 1) % PTW_QUEUE] = ip;
+					f->ptw_fup_off = off;
+				}
 				f->ptw_fup = 0;
 				f->fup_skip = 0;
-				if (f->fup_held_n) { /* what they say happens at ip */
+				/* what they say happens at ip; after an error, any FUP says where
+				 * execution is (the resync resumes there) */
+				if (f->fup_held_n || f->state == ST_RESYNC) {
 					f->nx.kind = NX_FUP_AUX;
 					f->nx.ip = ip;
 					f->nx.has_ip = 1;
@@ -725,6 +746,17 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			continue;
 		}
 	}
+}
+
+int pt_flow_ptw_due(const struct ptrec_pt_flow *f)
+{
+	if (!f->ptw_n)
+		return 0;
+	if (f->ptw_done || !f->ptw_ip[f->ptw_head])
+		return 1;
+	/* with its PTWRITE's IP (from its FUP) it waits for the flow to get there, also when
+	 * a resync resumes there */
+	return f->state != ST_ENABLED && f->state != ST_RESYNC;
 }
 
 /* ---- sync points -------------------------------------------------------------------------- */

@@ -52,6 +52,10 @@ PT_FLOW_HIDDEN void pt_flow_trig_flush(struct ptrec_pt_flow *f);
 PT_FLOW_HIDDEN uint64_t pt_flow_straight_walk(const struct ptrec_pt_flow *f, uint64_t ip,
                                               unsigned mode, unsigned n, int ptwrite);
 
+/* 1 if the oldest queued PTWRITE payload is due now: its PTWRITE (the IP its FUP gave) was
+ * just reported, its IP is unknown, or tracing is not on. */
+PT_FLOW_HIDDEN int pt_flow_ptw_due(const struct ptrec_pt_flow *f);
+
 /* Takes the state that decides what comes next into *k (see ptrec_pt_flow_joined). */
 PT_FLOW_HIDDEN void pt_flow_key_take(const struct ptrec_pt_flow *f, struct flow_key *k);
 

@@ -23,10 +23,15 @@ void pt_flow_gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_
 	run->why = why;
 	run->offset = off;
 	f->stats.gaps++;
-	f->fup_held_n = f->br_held_n = 0;
+	f->gap_open = 1;
+	f->gap_off = off;
+	f->br_held_n = 0; /* the branch they bind to is lost (ptxed drops them too) */
 	if (resync_from == RESYNC_AT_IP) {
+		/* The packets are still in step: items held for a FUP happen at that FUP's IP,
+		 * where the resync resumes. */
 		f->state = ST_RESYNC;
 	} else {
+		f->fup_held_n = 0;
 		f->state = ST_SYNC;
 		f->pos = resync_from;
 		f->nx.kind = NX_NONE;
@@ -86,19 +91,47 @@ int pt_flow_skd022(struct ptrec_pt_flow *f, const struct nx *nx)
 	       (b[2] == 0xc2 || b[2] == 0xc3);
 }
 
+/* The resync found where decoding resumes after the open gap: the RESYNC item (at ip, 0: none;
+ * the packet at off), before what that packet says.  Returns 1 with it in run. */
+static int resync_item(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t ip,
+                       uint64_t off)
+{
+	uint64_t skipped = off > f->gap_off ? off - f->gap_off : 0;
+	f->gap_open = 0;
+	f->stats.skipped += skipped;
+	*run = (struct ptrec_pt_flow_run){.ip = ip, .mode = f->mode, .aux = PT_FLOW_AUX_RESYNC,
+	                                  .aux_payload = off, .aux_arg = skipped, .aux_ip = ip};
+	return 1;
+}
+
 /* ST_RESYNC: after an error of the flow (no code image at an IP, a packet the code does not
- * call for, a bad compressed return, ...) the packets are still in step, so the next one that
- * says where execution is ends the gap: a TIP's target, the TIP after a FUP, a FUP bound to
- * PTWRITE/MODE.TSX/EXSTOP, a PSB+ FUP; a TIP.PGE or TIP.PGD says that tracing was off.  TNT
- * bits before it are dropped (the code they belong to is unknown).  Returns like step_other. */
+ * call for, a bad compressed return, a bad status update in PSB+, ...) the packets are still
+ * in step, so the next one that says where execution is ends the gap: a TIP's target, a FUP
+ * + TIP (an asynchronous event in the gap: reported, from the FUP's IP to the TIP's), a FUP
+ * bound to PTWRITE/MODE.TSX/MODE.Exec/EXSTOP (what they say happens there), a PSB+ FUP; a
+ * TIP.PGE, TIP.PGD or OVF says that tracing went on or off.  TNT bits before it are dropped
+ * (the code they belong to is unknown).  A RESYNC item says where the gap ended, before what
+ * that packet says.  Returns like step_other. */
 int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	f->tnt_n = 0;
 	pt_flow_lookahead(f, 0);
-	if (f->aux_n || f->ptw_n || f->trig_n)
+	if (f->aux_n || pt_flow_ptw_due(f))
 		return -1; /* items read before the look-ahead item come first */
 	struct nx *nx = &f->nx;
 	uint64_t ip;
+	if (f->ptw_n && f->ptw_ip[f->ptw_head] && !f->ptw_done) {
+		/* the FUP of a PTW, read before the look-ahead item: execution was at that
+		 * PTWRITE (and goes on from there to what the look-ahead item says) */
+		ip = f->ptw_ip[f->ptw_head];
+		if (f->gap_open)
+			return resync_item(f, run, ip, f->ptw_fup_off);
+		f->ip = ip;
+		f->state = ST_ENABLED;
+		f->cur_blk = -1;
+		f->no_progress = 0;
+		return -1;
+	}
 	switch (nx->kind) {
 	case NX_NONE:
 		return -1; /* a TNT packet was read (and dropped) */
@@ -109,14 +142,36 @@ int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			return -1;
 		}
 		ip = nx->kind == NX_TIP ? nx->ip : nx->ip2;
+		if (f->gap_open)
+			return resync_item(f, run, ip, nx->off);
+		if (nx->kind == NX_FUP_TIP) { /* SDM: the FUP gives the IP the event happened at */
+			ev_set(run, nx->abort ? PTREC_BR_TSX_ABORT : PTREC_BR_INTERRUPT, nx->ip, ip,
+			       nx->tflags, nx->tsc);
+			run->offset = nx->off;
+			if (nx->abort)
+				f->spec = 0;
+			pt_flow_apply_mode(f, nx);
+			pt_flow_release_br_held(f, 1);
+			nx->kind = NX_NONE;
+			f->ip = ip;
+			f->state = ST_ENABLED;
+			f->cur_blk = -1;
+			f->no_progress = 0;
+			return 1;
+		}
 		pt_flow_apply_mode(f, nx);
 		break;
 	case NX_FUP_AUX:
 		ip = nx->ip;
+		if (f->gap_open)
+			return resync_item(f, run, ip, nx->off);
 		pt_flow_release_fup_held(f, ip);
 		break;
 	case NX_SYNC:
 		ip = nx->ip;
+		f->psb_mode_bad = 0; /* the flow takes PSB+'s state here */
+		if (f->gap_open)
+			return resync_item(f, run, ip, nx->off);
 		pt_flow_psb_reached(f, nx->psb_off);
 		if (pt_flow_stop_at_sync(f, nx->psb_off)) {
 			nx->kind = NX_NONE;
@@ -125,6 +180,8 @@ int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		break;
 	case NX_PGD:
 	case NX_FUP_PGD: { /* tracing went off somewhere in the gap */
+		if (f->gap_open)
+			return resync_item(f, run, 0, nx->off);
 		int fup = nx->kind == NX_FUP_PGD;
 		uint64_t to = fup ? (nx->has_ip2 ? nx->ip2 : 0) : (nx->has_ip ? nx->ip : 0);
 		ev_set(run, PTREC_BR_DISABLE, fup ? nx->ip : 0, to, nx->tflags, nx->tsc);
@@ -136,6 +193,17 @@ int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	}
 	case NX_PGE:
 	case NX_OVF:
+		if (f->gap_open) /* decoding resumes at the enable, or where the OVF's FUP says */
+			return resync_item(f, run, nx->has_ip ? nx->ip : 0, nx->off);
+		if (nx->kind == NX_PGE) { /* SDM: TIP.PGE "indicates that tracing was enabled";
+		                              so it was off somewhere in the gap: a DISABLE there */
+			ev_set(run, PTREC_BR_DISABLE, 0, 0, nx->tflags, nx->tsc);
+			run->offset = nx->off;
+			f->state = ST_DISABLED; /* the ENABLE comes next */
+			f->has_resume_ip = 0;
+			return 1;
+		}
+		/* fall through */
 	case NX_END:
 	case NX_SYNC_OFF:
 	case NX_ERR:

@@ -133,6 +133,10 @@ struct ptrec_pt_flow {
 	uint8_t tsx_abort;          /* a MODE.TSX abort was seen: its FUP+TIP is an abort */
 	uint8_t in_tx;              /* inside a transaction */
 	uint8_t iflag;              /* RFLAGS.IF of the last MODE.Exec (event trace) */
+	uint8_t mode_known;         /* mode was given by a MODE.Exec (not lost by an OVF since) */
+	uint8_t psb_mode_bad;       /* the PSB+ read ahead gave another mode than the flow's */
+	uint8_t gap_open;           /* a GAP was reported and decoding has not resumed yet */
+	uint64_t gap_off;           /* its trace offset */
 	uint64_t last_ip;           /* IP compression state */
 	uint64_t cr3;               /* last PIP */
 	uint64_t vmcs;              /* last VMCS */
@@ -153,6 +157,7 @@ struct ptrec_pt_flow {
 	uint8_t ptw_fup;            /* the next FUP is the IP of the newest PTW */
 	uint8_t ptw_done;           /* the oldest PTW's PTWRITE was reported: deliver it now */
 	uint8_t ptw_sought;         /* the oldest PTW has no IP: its PTWRITE was looked for */
+	uint64_t ptw_fup_off;       /* trace offset of the last FUP that gave a PTW's IP */
 	uint64_t trig_anchor;       /* where a TRIG's ICNT counts from: the IP of the last IP
 	                               packet read, or where the last TRIG fired */
 	uint64_t trig_anchor_off;   /* offset of the packet that set trig_anchor */

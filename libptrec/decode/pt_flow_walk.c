@@ -23,10 +23,13 @@ static void bind_overflow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 	f->tnt = 0;
 	f->ret_n = 0;
 	f->cur_blk = -1;
+	f->mode_known = 0; /* lost with the packets (ptxed reports the next MODE.Exec) */
 	if (nx->has_ip) {
 		f->ip = nx->ip;
-		if (nx->has_mode)
+		if (nx->has_mode) {
 			f->mode = nx->new_mode;
+			f->mode_known = 1;
+		}
 		f->state = ST_ENABLED;
 		pt_flow_release_fup_held(f, nx->ip); /* MODE.TSX before the resume FUP */
 	} else {
@@ -55,6 +58,16 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	struct nx *nx = &f->nx;
 	switch (nx->kind) {
 	case NX_SYNC:
+		if (f->psb_mode_bad) {
+			/* PSB+ restates the execution mode; a mode change is a MODE.Exec before
+			 * the TIP of its branch.  A PSB+ whose mode is not the flow's says the
+			 * decode went wrong before it: a gap (ptxed: "bad status update"), and
+			 * decoding goes on from PSB+'s state, which is complete (a sync point). */
+			f->psb_mode_bad = 0;
+			pt_flow_gap(f, run, f->ip, -PTREC_ESTATE, "bad status update", nx->off,
+			            RESYNC_AT_IP);
+			return 1;
+		}
 		nx->kind = NX_NONE;
 		pt_flow_psb_reached(f, nx->psb_off);
 		return pt_flow_stop_at_sync(f, nx->psb_off);
@@ -131,12 +144,6 @@ static void ptw_seek(struct ptrec_pt_flow *f)
 	f->ptw_ip[f->ptw_head] = pt_flow_straight_walk(f, f->ip, f->mode, 0, 1);
 }
 
-static int ptw_due(const struct ptrec_pt_flow *f)
-{
-	if (!f->ptw_n)
-		return 0;
-	return f->ptw_done || !f->ptw_ip[f->ptw_head] || f->state != ST_ENABLED;
-}
 
 /* A disable at the branch at `at` (the branch executed; TIP.PGD gave its target or none).
  * Tracing stopped at that target; without one, at the instruction after the branch (fall):
@@ -184,7 +191,7 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		if (f->tnt_n == 0 && f->nx.kind == NX_NONE)
 			pt_flow_lookahead(f, 0);
 		ptw_seek(f);
-		if (f->aux_n || ptw_due(f))
+		if (f->aux_n || pt_flow_ptw_due(f))
 			return 2; /* deliver them (and due PTWRITE payloads) before the code */
 		if (f->trig_n && f->trig[f->trig_head].ip == f->ip) {
 			pt_flow_trig_release(f); /* before anything bound at this IP read after it */
@@ -315,10 +322,10 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			}
 		}
 
-		if (b->end == BLK_ERROR) {
+		if (b->end == BLK_ERROR) { /* at the first packet the flow has not used */
 			pt_flow_gap(f, run, BLK_END_IP(b), b->err,
 			    b->err == -PTREC_ENOMAP ? "no code image at IP" : "undecodable instruction",
-			    f->pos, RESYNC_AT_IP);
+			    nx->kind != NX_NONE ? nx->off : f->pos, RESYNC_AT_IP);
 			return 1;
 		}
 		if (b->end == BLK_OPEN) {
@@ -475,6 +482,10 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			bind_overflow(f, run);
 			return 1;
 		}
+		/* The packets do not give where the branch went; the code up to it needs none, so
+		 * it executed (ptxed lists it too): the gap is after it. */
+		run->ninsn = b->ninsn;
+		run->last_iclass = b->iclass;
 		pt_flow_mismatch(f, run, at, b->iclass == X86_IC_JCC ? "conditional branch without TNT bit"
 		                     : b->iclass == X86_IC_RET ? "return without TNT bit or TIP"
 		                     : "indirect branch without TIP");
@@ -540,6 +551,12 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		} else if (pt_flow_stop_at_sync(f, (uint64_t)off)) {
 			return 0;
 		}
+		if (f->gap_open) { /* after an error of the packets: decoding resumes here */
+			f->gap_open = 0;
+			pt_flow_aux_push(f, PT_FLOW_AUX_RESYNC, (uint64_t)off,
+			                 (uint64_t)off > f->gap_off ? (uint64_t)off - f->gap_off : 0,
+			                 have_fup ? ip : 0);
+		}
 		return -1;
 	}
 	case ST_DISABLED: {
@@ -584,6 +601,7 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 				pt_flow_apply_mode(f, nx);
 			else if (f->has_pending_mode) {
 				f->mode = f->pending_mode;
+				f->mode_known = 1;
 				f->has_pending_mode = 0;
 			}
 			nx->kind = NX_NONE;
@@ -628,7 +646,7 @@ int pt_flow_next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 		ptw_seek(f);
 		if (f->trig_n && f->state != ST_ENABLED)
 			pt_flow_trig_flush(f);
-		if (ptw_due(f)) {
+		if (pt_flow_ptw_due(f)) {
 			run->aux = PT_FLOW_AUX_PTW;
 			run->aux_payload = f->ptw[f->ptw_head];
 			run->aux_ip = f->ptw_sought ? 0 : f->ptw_ip[f->ptw_head]; /* from a FUP */

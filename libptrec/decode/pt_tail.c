@@ -141,9 +141,12 @@ static int pass(struct ptrec_pt_flow *f, struct seg *s, struct segs *ss, size_t 
 		int n = ptrec_pt_flow_next_runs(f, runs, TAIL_BATCH);
 		if (n <= 0)
 			return n;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			if (runs[i].aux == PT_FLOW_AUX_RESYNC && s->n)
+				ptrec_pt_flow_gap_resumed(&s->ev[s->n - 1], &runs[i]);
 			if (runs[i].ev.kind != PTREC_BR_NONE && seg_push(s, &runs[i].ev))
 				return -PTREC_ENOMEM;
+		}
 		if (ss->stored + s->n > limit)
 			return 1;
 		if (opts->stop && (k & 63) == 0 && opts->stop(opts->stop_arg))

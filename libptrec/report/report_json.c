@@ -73,6 +73,8 @@ static void jbranch(struct ptrec_report *r, const struct ptrec_report_thread *t,
 	if (b->kind == PTREC_BR_GAP) {
 		fputs(",\"reason\":", out);
 		jstr(out, ptrec_strerror(-(int)b->reason));
+		if (b->reserved) /* trace bytes skipped before decoding resumed at "to" */
+			fprintf(out, ",\"skipped_bytes\":%" PRIu32, b->reserved);
 	}
 	if (b->flags & PTREC_BRF_HAS_TIME)
 		fprintf(out, ",\"tsc\":%" PRIu64, b->timestamp);

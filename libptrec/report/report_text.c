@@ -63,6 +63,8 @@ static void print_branch(struct ptrec_report *r, const struct ptrec_report_threa
 		if (b->from || b->to)
 			fprintf(out, " between %s and %s", loc(r, b->from, 0, from, sizeof(from)),
 			        loc(r, b->to, 0, to, sizeof(to)));
+		if (b->reserved)
+			fprintf(out, ", %" PRIu32 " trace bytes skipped", b->reserved);
 		break;
 	case PTREC_BR_OVERFLOW:
 		fprintf(out, "-- overflow: the hardware dropped history here");

@@ -56,6 +56,8 @@ static void print_event(FILE *out, const struct ptrec_branch *ev, const struct p
 		fprintf(out, " (%s", run && run->why ? run->why : ptrec_strerror(-(int)ev->reason));
 		if (run)
 			fprintf(out, ", trace offset 0x%" PRIx64, run->offset);
+		if (ev->reserved) /* (from a ring: where it ended is in ->to) */
+			fprintf(out, ", %" PRIu32 " bytes skipped", ev->reserved);
 		fputc(')', out);
 		p = line;
 	}
@@ -74,6 +76,11 @@ static void print_insn_event(FILE *out, const struct ptrec_branch *ev,
 {
 	if (run->aux == PT_FLOW_AUX_PTW) {
 		fprintf(out, "[ptwrite: 0x%" PRIx64 "]\n", run->aux_payload);
+		return;
+	}
+	if (run->aux == PT_FLOW_AUX_RESYNC) { /* where the last gap ended */
+		fprintf(out, "[resync: ip %016" PRIx64 ", trace offset 0x%" PRIx64 ", %" PRIu64
+		        " bytes skipped]\n", run->aux_ip, run->aux_payload, run->aux_arg);
 		return;
 	}
 	if (run->aux == PT_FLOW_AUX_END) { /* the instructions after the last packet are unknown */
@@ -354,6 +361,9 @@ int cmd_decode(int argc, char **argv)
 				print_event(out, &run.ev, &run);
 			else if (run.aux == PT_FLOW_AUX_PTW)
 				fprintf(out, "ptwrite   0x%" PRIx64 "\n", run.aux_payload);
+			else if (run.aux == PT_FLOW_AUX_RESYNC) /* where the last gap ended */
+				fprintf(out, "resync    -> %016" PRIx64 " (trace offset 0x%" PRIx64 ", %" PRIu64
+				        " bytes skipped)\n", run.aux_ip, run.aux_payload, run.aux_arg);
 		}
 	}
 	const struct ptrec_pt_flow_stats *st = ptrec_pt_flow_stats(f);

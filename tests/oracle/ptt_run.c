@@ -95,7 +95,7 @@ static int parse_opts(const char *s, struct opts *o)
 			o->raw[o->nraw].off = strtoull(f + 1, NULL, 0);
 			o->raw[o->nraw].addr = strtoull(a + 1, NULL, 0);
 			o->nraw++;
-		} else if (!strcmp(t, "--insn-decoder") || !strcmp(t, "--block-decoder") ||
+		} else if (!strcmp(t, "--resync-on-error") || !strcmp(t, "--insn-decoder") || !strcmp(t, "--block-decoder") ||
 		           !strcmp(t, "--check") || !strcmp(t, "--no-inst")) {
 			/* same listing */
 		} else if (!o->unsupported[0]) {
@@ -112,9 +112,13 @@ static int comparable(const struct ptt_case *c)
 	       !strstr(c->opts, "end-on-call") && !strstr(c->opts, "--stat");
 }
 
-static const char *err_text(int code)
+static const char *err_text(int code, const char *why)
 {
 	switch (code) {
+	case PTREC_ESTATE: /* the flow's errors: the packets do not give what the code asks */
+		if (why && !strcmp(why, "bad status update"))
+			return why;
+		return "trace stream does not match query";
 	case PTREC_ENOMAP:
 		return "no memory mapped at this address";
 	case PTREC_EOVERFLOW:
@@ -354,7 +358,7 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 			if (ev.reason == PTREC_ENOSYNC && c->pt.len == 0)
 				break;
 			fprintf(out, "[%llx, %llx: error: %s]\n", (unsigned long long)run.offset,
-			        (unsigned long long)ev.from, err_text(ev.reason));
+			        (unsigned long long)ev.from, err_text(ev.reason, run.why));
 			break;
 		default:
 			break;

@@ -602,7 +602,9 @@ static void test_psb_refresh(void)
 static void test_gaps(void)
 {
 	struct tb t;
-	/* The jne needs a TNT bit but a TIP comes: gap, resync at the next PSB. */
+	/* The jne needs a TNT bit but a TIP comes: gap, resync at the next PSB.  The code up to
+	 * the jne needs no packet, so the jne executed (ptxed lists it too); where it went is
+	 * what the packets do not say: the gap is after it. */
 	t.n = 0;
 	psb(&t);
 	fup(&t, 0x1000);
@@ -613,7 +615,7 @@ static void test_gaps(void)
 	psbend(&t);
 	tnt(&t, "tt");
 	pgd(&t, 0);
-	CHECK_STR(listing(&t, 0), "1000 1002 1004 [gap] 2000 2010 2011 2005 2010 2011 200a [disabled]");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [gap] 2000 2010 2011 2005 2010 2011 200a [disabled]");
 
 	/* A TIP outside the image, and a packet after it that the flow must reach. */
 	start(&t, 0x1009);
@@ -635,14 +637,17 @@ static void test_gaps(void)
 	start(&t, 0x1000);
 	tip(&t, 0x4100);
 	pgd(&t, 0);
-	CHECK_STR(listing(&t, 0), "1000 1002 1004 [gap] 4100 4101 [disabled]");
-	/* An interrupt (FUP + TIP) after the error: execution goes on at the TIP's target. */
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [gap] 4100 4101 [disabled]");
+	/* An interrupt (FUP + TIP) after the error.  SDM 36.4.2.6: "FUPs are part of compound
+	 * packet events ... the FUP provides the source IP for an instruction or event, while a
+	 * following TIP (or TIP.PGD) will provide any destination IP": the event is reported
+	 * from the FUP's IP to the TIP's, and execution goes on at the TIP's target. */
 	start(&t, 0x4100);
 	tip(&t, 0xdead0000);
 	fup(&t, 0x1234);
 	tip(&t, 0x7000);
 	pgd(&t, 0);
-	CHECK_STR(listing(&t, 0), "4100 4101 [gap] 7000 7001 7002 7003 [disabled]");
+	CHECK_STR(listing(&t, 0), "4100 4101 [gap] [interrupt 1234>7000] 7000 7001 7002 7003 [disabled]");
 	/* A TIP.PGD after the error: tracing went off in the gap; a TIP.PGE enables again. */
 	start(&t, 0x4100);
 	tip(&t, 0xdead0000);
@@ -677,7 +682,7 @@ static void test_gaps(void)
 	psbend(&t);
 	tnt(&t, "tt");
 	pgd(&t, 0);
-	CHECK_STR(listing(&t, 0), "1000 1002 1004 [gap] 2000 2010 2011 2005 2010 2011 200a [disabled]");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [gap] 2000 2010 2011 2005 2010 2011 200a [disabled]");
 
 	/* No PSB at all: one gap. */
 	t.n = 0;
@@ -877,6 +882,11 @@ static void test_cpu(void)
 	CHECK(ptrec_pt_flow_parse_cpu("6/1/2/3", &c) < 0);
 	c.model = 0x5c;
 	CHECK(ptrec_pt_flow_cpu_errata(&c) & PT_ERRATUM_APL11);
+	/* Family 18 models 1 and 3 (libipt's errata table, 2025: its skd022 and bdm70 cases list
+	 * cpu 18/1 and 18/3): SKD022, BDM70, APL11. */
+	CHECK(ptrec_pt_flow_parse_cpu("18/3", &c) == 0);
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c),
+	             PT_ERRATUM_SKD022 | PT_ERRATUM_BDM70 | PT_ERRATUM_APL11);
 
 	/* SKL014: TIP.PGD without IP after a direct jump disables after that jump only when the
 	 * erratum applies; without it the jump is followed and the PGD binds at the next branch
@@ -975,6 +985,8 @@ static void test_fuzz_smoke(void)
 			nrun++;
 			insns += run.ninsn;
 			kinds[run.ev.kind < PTREC_BR_KIND_COUNT_ ? run.ev.kind : PTREC_BR_NONE]++;
+			if (run.aux == PT_FLOW_AUX_RESYNC && nev) /* the ring's GAP says where it ended */
+				ptrec_pt_flow_gap_resumed(&newest[(nev - 1) % 8], &run);
 			if (run.ev.kind != PTREC_BR_NONE)
 				newest[nev++ % 8] = run.ev;
 		}
@@ -1007,7 +1019,8 @@ static void test_fuzz_smoke(void)
 				const struct ptrec_branch *a = ptrec_branch_ring_newest(&ring, k);
 				const struct ptrec_branch *b = &newest[(nev - 1 - k) % 8];
 				same = a->from == b->from && a->to == b->to && a->kind == b->kind &&
-				       a->flags == b->flags && a->timestamp == b->timestamp;
+				       a->flags == b->flags && a->timestamp == b->timestamp &&
+				       a->reserved == b->reserved;
 			}
 			last_same += same;
 			last_checked++;
@@ -1032,7 +1045,8 @@ static void count_both(const struct ptrec_pt_flow_config *cfg, struct ptrec_pt_f
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(cfg);
 	while (ptrec_pt_flow_next_run(f, &run) > 0) {
 		r->insns += run.ninsn;
-		r->kind[run.ev.kind]++;
+		if (run.ev.kind != PTREC_BR_NONE) /* (auxiliary items are no events) */
+			r->kind[run.ev.kind]++;
 		r->jcc_taken += run.ev.kind == PTREC_BR_JCC && (run.ev.flags & PTREC_BRF_TAKEN);
 		r->ret_compressed += !!(run.ev.flags & PTREC_BRF_COMPRESSED_RET);
 		if (run.ev.flags & PTREC_BRF_HAS_TIME) {
@@ -1645,6 +1659,153 @@ static void test_iflag(void)
 	CHECK_STR(listing(&t, 0), "7000 7001 7002 7003 7100 [disabled]");
 }
 
+/* Recovery after an error of the flow (issue 30): the packets are still in step, so decoding
+ * resumes at the next packet that says where execution is, and what that packet says is kept.
+ * The SDM sentences are from Vol. 3C, chapter "Intel Processor Trace" (36.x in the edition
+ * cited). */
+static void test_resync_rules(void)
+{
+	struct tb t;
+	char want[256];
+	size_t off, off2;
+
+	/* Where the gap ended and how many trace bytes lay unused in between: the TNT packet read
+	 * after the error belongs to unknown code ("[resync IP@OFFSET+BYTES]"). */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	tnt(&t, "tt");
+	off = t.n;
+	tnt(&t, "tn");
+	off2 = t.n;
+	tip(&t, 0x7000);
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "4100 4101 [gap] [resync 7000@%zx+%zu] 7000 7001 7002 7003 [disabled]",
+	         off2, off2 - off);
+	CHECK_STR(events(&t, 0), want);
+	{
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
+		struct ptrec_pt_flow_counts c;
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
+		CHECK_EQ_U64(ptrec_pt_flow_stats(f)->skipped, off2 - off); /* --stat skipped-bytes */
+		CHECK_EQ_U64(c.kind[PTREC_BR_GAP], 1);
+		ptrec_pt_flow_free(f);
+	}
+	/* In the ring of the crash reports the GAP says where decoding went on (its `to`) and
+	 * the bytes skipped (reserved). */
+	{
+		struct ptrec_branch slots[8];
+		struct branch_ring ring;
+		CHECK(ptrec_branch_ring_init(&ring, slots, 8) == 0);
+		CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL) == 1);
+		const struct ptrec_branch *g = ptrec_branch_ring_newest(&ring, 1);
+		CHECK_EQ_U64(g->kind, PTREC_BR_GAP);
+		CHECK_EQ_U64(g->from, 0xdead0000);
+		CHECK_EQ_U64(g->to, 0x7000);
+		CHECK_EQ_U64(g->reserved, off2 - off);
+	}
+
+	/* SDM 36.4.2.6: "In TSX cases, the FUP is immediately preceded by a MODE.TSX, which binds
+	 * to the same IP": after an error a MODE.TSX + FUP gives where execution is, and the
+	 * transaction begins there (what follows is speculative). */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	off = t.n;
+	mode_tsx(&t, 1, 0);
+	off2 = t.n;
+	fup(&t, 0x7000);
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "4100 4101 [gap] [resync 7000@%zx+0] [begin@7000] ?7000 ?7001 ?7002 ?7003 "
+	         "[disabled]", off2);
+	CHECK_STR(events(&t, 0), want);
+	(void)off;
+
+	/* SDM 36.4.2.21 (PTW): "The IP of the PTWRITE will be provided by a following FUP, when
+	 * PTW.IP=1": after an error that FUP is where execution is; the payload is what the
+	 * PTWRITE there wrote, so it comes right after that instruction. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	ptw4(&t, 0xabcd, 1);
+	off = t.n;
+	fup(&t, 0x9000);
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "4100 4101 [gap] [resync 9000@%zx+0] 9000 [ptw abcd@9000] 9004 [disabled]",
+	         off);
+	CHECK_STR(events(&t, 0), want);
+
+	/* SDM 36.4.2.4 (TIP.PGE): "Indicates that PacketEn has transitioned to 1": a TIP.PGE
+	 * after an error says tracing was off somewhere in the gap. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	tnt(&t, "t"); /* (so that the flow gets to the TIP's target before the TIP.PGE) */
+	off = t.n;
+	pge(&t, 0x7000);
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "4100 4101 [gap] [resync 7000@%zx+0] [disabled] [enabled] 7000 7001 7002 "
+	         "7003 [disabled]", off);
+	CHECK_STR(events(&t, 0), want);
+
+	/* SDM 36.3.7 (PSB+): the status-only packets "inform the decoder of the state of the
+	 * processor at the time of the PSB"; 36.4.2.8: MODE.Exec "is generated along with other
+	 * packets that result from the far transfer operation that changes the mode".  A PSB+
+	 * whose mode is not the flow's (no MODE.Exec said so) means the decode went wrong before
+	 * it: a gap ("bad status update"), and decoding goes on from the state PSB+ gives.
+	 * 0x5000 is `jmp rax` in 64-bit code, `dec eax; jmp eax` in 32-bit code. */
+	start(&t, 0x4100);
+	tip(&t, 0x5000);
+	off = t.n;
+	psb(&t);
+	mode_exec(&t, 0, 1);
+	fup(&t, 0x5000);
+	psbend(&t);
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "4100 4101 [gap] [resync 5000@%zx+0] 5000 5001 [disabled]", off);
+	CHECK_STR(events(&t, 0), want);
+	{
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		struct ptrec_pt_flow_run run;
+		const char *why = NULL;
+		while (ptrec_pt_flow_next_run(f, &run) > 0)
+			if (run.ev.kind == PTREC_BR_GAP)
+				why = run.why;
+		CHECK_STR(why ? why : "(none)", "bad status update");
+		ptrec_pt_flow_free(f);
+	}
+	/* The same PSB+ with the flow's own mode is the ordinary refresh. */
+	start(&t, 0x4100);
+	tip(&t, 0x5000);
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	fup(&t, 0x5000);
+	psbend(&t);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "4100 4101 5000 [disabled]");
+
+	/* SDM 36.4.2.8: MODE.Exec is generated for a "far branch, interrupt, exception, ... if
+	 * the mode changes. PSB+, and any scenario that can generate a TIP.PGE, such that the mode
+	 * may have changed since the last MODE.Exec".  One that changes nothing known is not
+	 * reported; after an OVF the mode is not known, so the next one is. */
+	start(&t, 0x7000);
+	mode_exec(&t, 1, 0);
+	tip(&t, 0x7000);
+	ovf(&t);
+	mode_exec(&t, 1, 0);
+	pge(&t, 0x7000);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "7000 7001 7002 7003 [overflow] [enabled] [exec 2] 7000 7001 7002 7003 "
+	          "[disabled]");
+	/* The asynchronous events' packets are "FUP(NLIP), PIP?, MODE.Exec?, TIP" (SDM table of
+	 * packets per event): their MODE.Exec comes after the FUP.  A MODE.Exec right before a FUP
+	 * is event trace's (STI/CLI/POPF): bound to that FUP even when it changes nothing, so the
+	 * FUP + TIP.PGD after it is not an asynchronous disable at 7001. */
+	start(&t, 0x7000);
+	mode_exec(&t, 1, 0);
+	fup(&t, 0x7001);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "7000 7001 7002 7003 [disabled]");
+}
+
 static void test_end_of_stream(void)
 {
 	struct tb t;
@@ -1756,6 +1917,10 @@ static const char *events(const struct tb *t, unsigned errata)
 		case PT_FLOW_AUX_EXSTOP: snprintf(s, sizeof(s), "[exstop@%" PRIx64 "]", run.aux_ip); break;
 		case PT_FLOW_AUX_STOP: snprintf(s, sizeof(s), "[stop]"); break;
 		case PT_FLOW_AUX_END: snprintf(s, sizeof(s), "[end@%" PRIx64 "]", run.aux_ip); break;
+		case PT_FLOW_AUX_RESYNC: /* where, at which packet, bytes between */
+			snprintf(s, sizeof(s), "[resync %" PRIx64 "@%" PRIx64 "+%" PRIu64 "]", run.aux_ip,
+			         run.aux_payload, run.aux_arg);
+			break;
 		case PT_FLOW_AUX_PTW:
 			snprintf(s, sizeof(s), "[ptw %" PRIx64 "@%" PRIx64 "]", run.aux_payload, run.aux_ip);
 			break;
@@ -2057,6 +2222,16 @@ static void test_errata_and_edges(void)
 	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), PT_ERRATUM_APL11 | PT_ERRATUM_APL12);
 	c.model = 0x1a; /* Nehalem: no Intel PT, no errata */
 	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), 0);
+	/* libipt's table of 2025 (its skd022 and bdm70 cases list these parts): 6/0xd5 and the
+	 * 6/0x97 group have BDM70, SKD022, APL11 and not SKL014; 6/0x8f BDM70, SKD022. */
+	c.model = 0xd5;
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), PT_ERRATUM_BDM70 | PT_ERRATUM_SKD022 | PT_ERRATUM_APL11);
+	c.model = 0x97;
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), PT_ERRATUM_BDM70 | PT_ERRATUM_SKD022 | PT_ERRATUM_APL11);
+	c.model = 0x8f;
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), PT_ERRATUM_BDM70 | PT_ERRATUM_SKD022);
+	c = (struct ptrec_pt_flow_cpu){19, 1, 0};
+	CHECK_EQ_U64(ptrec_pt_flow_cpu_errata(&c), PT_ERRATUM_BDM70 | PT_ERRATUM_SKD022);
 }
 
 /* The last n events tail-first equal the whole decode's last n, for n = 1..40. */
@@ -2179,6 +2354,7 @@ int main(void)
 	test_trig_and_cr3();
 	test_iflag();
 	test_end_of_stream();
+	test_resync_rules();
 	test_status_events();
 	test_errata_and_edges();
 	test_tail_first();
