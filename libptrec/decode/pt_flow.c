@@ -106,7 +106,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	ptrec_pt_time_init(&f->time, &tc);
 	f->ev_tsc = 0;
 	f->ptw_head = f->ptw_n = 0;
-	f->ptw_fup = f->ptw_done = f->ptw_sought = 0;
+	f->ptw_fup = f->ptw_done = f->ptw_sought = f->ptw_resumed = 0;
 	f->trig_head = f->trig_n = 0;
 	f->trig_anchor = f->trig_anchor_off = 0;
 	f->aux_head = f->aux_n = 0;

@@ -351,9 +351,12 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		 * MODE.Exec with the new IF and then a FUP with the IP where it took effect; the
 		 * execution mode is the same and that FUP starts no asynchronous event.  (A far
 		 * branch's MODE.Exec comes before its TIP, an interrupt's after its FUP.)  So a
-		 * MODE.Exec right before a FUP binds to it even when nothing changed (ptxed's
-		 * ptet-mode_exec-spurious): it says nothing then, and the FUP is not an event. */
-		if (!in_psb && pt_flow_peek(f, f->pos + pkt->size) == PT_PKT_FUP) {
+		 * MODE.Exec right before a FUP binds to it also when nothing changed (ptxed's
+		 * ptet-mode_exec-spurious): it says nothing then, and the FUP is not an event.  One
+		 * that changes the execution mode is a far transfer's (after an OVF: before the FUP
+		 * that says where tracing resumes): its mode applies next, as below. */
+		if (!in_psb && (changed || exec_mode(pkt->sub) == f->mode) &&
+		    pt_flow_peek(f, f->pos + pkt->size) == PT_PKT_FUP) {
 			f->fup_skip = 1;
 			if (changed)
 				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_IFLAGS, iflag, 0);
@@ -755,8 +758,8 @@ int pt_flow_ptw_due(const struct ptrec_pt_flow *f)
 	if (f->ptw_done || !f->ptw_ip[f->ptw_head])
 		return 1;
 	/* with its PTWRITE's IP (from its FUP) it waits for the flow to get there, also when
-	 * a resync resumes there */
-	return f->state != ST_ENABLED && f->state != ST_RESYNC;
+	 * a resync resumes there (once: pt_flow_step_resync) */
+	return f->state != ST_ENABLED && (f->state != ST_RESYNC || f->ptw_resumed);
 }
 
 /* ---- sync points -------------------------------------------------------------------------- */

@@ -120,12 +120,14 @@ int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		return -1; /* items read before the look-ahead item come first */
 	struct nx *nx = &f->nx;
 	uint64_t ip;
-	if (f->ptw_n && f->ptw_ip[f->ptw_head] && !f->ptw_done) {
+	if (f->ptw_n && f->ptw_ip[f->ptw_head] && !f->ptw_done && !f->ptw_resumed) {
 		/* the FUP of a PTW, read before the look-ahead item: execution was at that
-		 * PTWRITE (and goes on from there to what the look-ahead item says) */
+		 * PTWRITE (and goes on from there to what the look-ahead item says); once only:
+		 * when the flow fails there too, the payload is delivered (pt_flow_ptw_due) */
 		ip = f->ptw_ip[f->ptw_head];
 		if (f->gap_open)
 			return resync_item(f, run, ip, f->ptw_fup_off);
+		f->ptw_resumed = 1;
 		f->ip = ip;
 		f->state = ST_ENABLED;
 		f->cur_blk = -1;

@@ -158,6 +158,7 @@ struct ptrec_pt_flow {
 	uint8_t ptw_done;           /* the oldest PTW's PTWRITE was reported: deliver it now */
 	uint8_t ptw_sought;         /* the oldest PTW has no IP: its PTWRITE was looked for */
 	uint64_t ptw_fup_off;       /* trace offset of the last FUP that gave a PTW's IP */
+	uint8_t ptw_resumed;        /* a resync resumed at the oldest PTW's PTWRITE (once only) */
 	uint64_t trig_anchor;       /* where a TRIG's ICNT counts from: the IP of the last IP
 	                               packet read, or where the last TRIG fired */
 	uint64_t trig_anchor_off;   /* offset of the packet that set trig_anchor */

@@ -654,7 +654,7 @@ int pt_flow_next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run
 			run->mode = f->mode;
 			f->ptw_head = (f->ptw_head + 1) % PTW_QUEUE;
 			f->ptw_n--;
-			f->ptw_done = f->ptw_sought = 0;
+			f->ptw_done = f->ptw_sought = f->ptw_resumed = 0;
 			return 1;
 		}
 		if (f->aux_n) {

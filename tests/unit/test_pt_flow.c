@@ -1733,6 +1733,19 @@ static void test_resync_rules(void)
 	         off);
 	CHECK_STR(events(&t, 0), want);
 
+	/* A PTW whose FUP gives an IP without code: decoding resumes there once, fails again,
+	 * and the payload is delivered (never the same resync point over and over). */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	ptw4(&t, 0xabcd, 1);
+	off = t.n;
+	fup(&t, 0xbeef000);
+	off2 = t.n;
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "4100 4101 [gap] [resync beef000@%zx+0] [gap] [ptw abcd@beef000] "
+	         "[resync 0@%zx+0] [disabled]", off, off2);
+	CHECK_STR(events(&t, 0), want);
+
 	/* SDM 36.4.2.4 (TIP.PGE): "Indicates that PacketEn has transitioned to 1": a TIP.PGE
 	 * after an error says tracing was off somewhere in the gap. */
 	start(&t, 0x4100);
@@ -1804,6 +1817,14 @@ static void test_resync_rules(void)
 	fup(&t, 0x7001);
 	pgd(&t, 0);
 	CHECK_STR(events(&t, 0), "7000 7001 7002 7003 [disabled]");
+	/* One that changes the mode is not event trace's: after an OVF it gives the mode where
+	 * the FUP resumes (0x5000 in 32-bit code: dec eax; jmp eax). */
+	start(&t, 0x7000);
+	ovf(&t);
+	mode_exec(&t, 0, 1);
+	fup(&t, 0x5000);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[overflow] 5000 5001 [disabled]");
 }
 
 static void test_end_of_stream(void)
