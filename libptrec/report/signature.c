@@ -28,9 +28,10 @@ static void put(struct out *o, const char *s, size_t n)
 static int word_at(const char *name, size_t i, const char *w)
 {
 	size_t n = strlen(w);
-	char c = name[i + n];
-	return !strncmp(name + i, w, n) &&
-	       !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	if (strncmp(name + i, w, n))
+		return 0;
+	char c = name[i + n]; /* in the string: its first n bytes from i were w's */
+	return !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	         c == '_');
 }
 

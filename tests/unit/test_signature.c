@@ -71,7 +71,13 @@ int main(void)
 	/* A thunk is the method it leads to. */
 	CHECK_STR(norm("non-virtual thunk to Derived::step(int)"), "Derived::step");
 
-	/* The output is cut to its buffer, NUL-terminated. */
+	/* Short names and names that only begin like a keyword are read within their bytes. */
+	CHECK_STR(norm("op"), "op");
+	CHECK_STR(norm("operators_init"), "operators_init");
+	CHECK_STR(norm("f<"), "f<T>");
+	CHECK_STR(norm("g("), "g");
+
+		/* The output is cut to its buffer, NUL-terminated. */
 	char small[8];
 	CHECK_STR(ptrec_signature_normalize("handle_request", small, sizeof(small)), "handle_");
 
