@@ -15,12 +15,17 @@
  * Init time only (ptrec_init, dlopen constructors), under a mutex; never in the crash path. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/patch_entries.h"
@@ -31,6 +36,8 @@ static int patch_live;                           /* apply ran: patch modules as 
 static int patch_refused;                        /* errno of a refused mprotect, 0 if none */
 static unsigned patch_skipped;                   /* entries left alone (not a NOP sled, out of
                                                     every segment, out of reach) */
+static unsigned patch_busy;                      /* other threads running code at apply: not
+                                                    patched */
 
 /* The executable segments of the module holding an address. */
 struct patch_find {
@@ -201,7 +208,10 @@ static void note_update(void)
 	int n = snprintf(ptrec_patch_note, sizeof(ptrec_patch_note),
 	                 "%u of %u patchable function entries in %u module%s call __ptrec_fentry",
 	                 patched, entries, mods, mods == 1 ? "" : "s");
-	if (n > 0 && (size_t)n < sizeof(ptrec_patch_note) && patch_refused)
+	if (n > 0 && (size_t)n < sizeof(ptrec_patch_note) && patch_busy)
+		snprintf(ptrec_patch_note + n, sizeof(ptrec_patch_note) - (size_t)n,
+		         " (%u other threads ran code at ptrec_init)", patch_busy);
+	else if (n > 0 && (size_t)n < sizeof(ptrec_patch_note) && patch_refused)
 		snprintf(ptrec_patch_note + n, sizeof(ptrec_patch_note) - (size_t)n,
 		         " (making text writable was refused: %s)", strerror(patch_refused));
 	else if (n > 0 && (size_t)n < sizeof(ptrec_patch_note) && patch_skipped)
@@ -226,13 +236,67 @@ PTREC_API void __ptrec_patch_register(struct ptrec_patch_module *m)
 	pthread_mutex_unlock(&patch_lock);
 }
 
+/* How many of the process's other threads are running code rather than blocked in a system
+ * call, as /proc/self/task/TID/syscall tells ("running", or "-1 ..." outside a system call);
+ * 0 when /proc cannot tell (not mounted: a chroot). */
+static unsigned threads_running(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	long self = syscall(SYS_gettid);
+	unsigned n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		char path[sizeof(e->d_name) + 32], buf[16];
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || atol(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* gone */
+		ssize_t k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k > 0 && (buf[0] == 'r' || buf[0] == '-'))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Waits up to about 200 ms for the other threads to be blocked in system calls; returns how
+ * many still run code.  A thread stopped inside an entry's five one-byte NOPs when the call is
+ * written there would resume in the middle of the call; one blocked in a system call is not
+ * there, and one entering a function meanwhile runs the NOPs or the whole call. */
+static unsigned threads_settle(void)
+{
+	unsigned n = threads_running();
+	for (int i = 0; i < 200 && n; i++) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+		n = threads_running();
+	}
+	return n;
+}
+
 int ptrec_patch_apply(char *why, size_t why_len)
 {
-	unsigned patched = 0;
+	unsigned patched = 0, busy = 0;
 	int refused = 0;
 
 	pthread_mutex_lock(&patch_lock);
 	patch_skipped = 0;
+	patch_busy = 0;
+	if (patch_modules && (busy = threads_settle()) != 0) {
+		patch_busy = busy;
+		note_update();
+		pthread_mutex_unlock(&patch_lock);
+		snprintf(why, why_len,
+		         "patchable function entries not patched: %u other thread%s kept running code "
+		         "at ptrec_init, which writing the calls could break: call ptrec_init first in "
+		         "main, before threads start", busy, busy == 1 ? "" : "s");
+		return -PTREC_ENOSUPP;
+	}
 	for (struct ptrec_patch_module *m = patch_modules; m && !refused; m = m->next) {
 		refused = patch_module(m);
 		patched += m->patched;
