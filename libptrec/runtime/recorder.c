@@ -152,11 +152,16 @@ static void not_recording_note(const char *attach_why)
 			n += (size_t)snprintf(t + n, cap - n, "%s%s: %s", t[n - 1] == '(' ? "" : "; ",
 			                      ptrec_backend_name((enum ptrec_backend)b),
 			                      ptrec_crash.reason[b]);
+	/* the fix: a rebuild when the program is not instrumented, else the refusal says it */
 	if (n < cap)
-		snprintf(t + n, cap - n, "); to record without PT, rebuild the program with "
-		         "`ptrec cflags` on the compile line and `pkg-config --libs libptrec` on the "
-		         "link line (`ptrec check FILE` tells whether a build records); "
-		         "PTREC_BACKEND=none says you meant it and silences this line");
+		snprintf(t + n, cap - n, "); %s; PTREC_BACKEND=none says you meant it and silences "
+		         "this line",
+		         strncmp(ptrec_crash.reason[PTREC_BACKEND_INSTRUMENTED], "no instrumented code",
+		                 20)
+		         ? "`ptrec info` says what this machine allows"
+		         : "to record without PT, rebuild the program with `ptrec cflags` on the "
+		           "compile line and `pkg-config --libs libptrec` on the link line (`ptrec "
+		           "check FILE` tells whether a build records)");
 }
 
 /* Says not_recording once, on stderr and to the system log, unless preload.c asked for

@@ -41,7 +41,8 @@ static void hook_add(struct hooks *h, int k, uint64_t addr)
 	h->addr[k][h->addr[k][0] ? 1 : 0] = addr;
 }
 
-static void hooks_find(const struct ptrec_elf *elf, struct hooks *h, int *defines_runtime)
+static void hooks_find(const struct ptrec_elf *elf, struct hooks *h, int *defines_runtime,
+                       int *registered)
 {
 	memset(h, 0, sizeof(*h));
 	for (size_t i = 0; i < elf->nfnames; i++) {
@@ -51,6 +52,8 @@ static void hooks_find(const struct ptrec_elf *elf, struct hooks *h, int *define
 				hook_add(h, k, elf->fnames[i].addr);
 		if (!strcmp(n, "ptrec_init") && elf->fnames[i].addr)
 			*defines_runtime = 1;
+		if (!strcmp(n, "__ptrec_patch_register"))
+			*registered = 1;
 	}
 	for (size_t i = 0; i < elf->nsyms; i++) {
 		const struct ptrec_elf_sym *s = &elf->syms[i];
@@ -225,6 +228,30 @@ static int scan_fdes(const struct ptrec_elf *elf, const struct hooks *h,
 	return 0;
 }
 
+/* 1 if a .dynsym entry, defined or not, is called name (undefined ones are not among the
+ * reader's function names). */
+static int dynsym_has(const struct ptrec_elf *elf, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	for (size_t i = 0; i < elf->nsections; i++) {
+		const struct ptrec_elf_section *d = &elf->sections[i];
+		const uint8_t *p, *sp;
+		size_t len, slen;
+		if (d->type != SHT_DYNSYM || d->link >= elf->nsections ||
+		    ptrec_elf_section_bytes(elf, d, &p, &len) != 0 ||
+		    ptrec_elf_section_bytes(elf, &elf->sections[d->link], &sp, &slen) != 0)
+			continue;
+		for (size_t off = 0; off + sizeof(Elf64_Sym) <= len; off += sizeof(Elf64_Sym)) {
+			Elf64_Sym sym;
+			memcpy(&sym, p + off, sizeof(sym));
+			if (sym.st_name < slen && slen - sym.st_name >= n &&
+			    !memcmp(sp + sym.st_name, name, n))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* DT_NEEDED entries naming libptrec.so*. */
 static int needs_libptrec(const struct ptrec_elf *elf)
 {
@@ -305,7 +332,8 @@ int ptrec_instr_scan(const struct ptrec_elf *elf, struct ptrec_instr_scan *out)
 	memset(out, 0, sizeof(*out));
 	if (!fc)
 		return -PTREC_ENOMEM;
-	hooks_find(elf, &h, &out->defines_runtime);
+	hooks_find(elf, &h, &out->defines_runtime, &out->patch_registered);
+	out->patch_registered |= dynsym_has(elf, "__ptrec_patch_register");
 	if (elf->has_symtab)
 		scan_symbols(elf, &h, out);
 	else

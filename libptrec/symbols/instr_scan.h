@@ -37,6 +37,9 @@ struct ptrec_instr_scan {
 	int from_fdes;           /* 1 if functions came from .eh_frame_hdr (no symbols) */
 	int fentry_guessed;      /* 1 if, without a symbol naming __ptrec_fentry, FENTRY counts the
 	                            functions whose first instruction calls one common target */
+	int patch_registered;    /* 1 if the module imports or defines __ptrec_patch_register (linked
+	                            with `pkg-config --libs libptrec`: its patchable entries are
+	                            registered with libptrec at load; without it none is written) */
 	int links_libptrec;      /* 1 if a DT_NEEDED entry names libptrec.so* */
 	int defines_runtime;     /* 1 if the file defines ptrec_init or holds libptrec's settings
 	                            names (libptrec linked in, stripped or not) */

@@ -88,12 +88,13 @@ static int check_one(const char *path)
 		return TOOL_EXIT_INPUT;
 	}
 	for (int k = 0; k < PTREC_INSTR_KINDS_; k++)
-		total += s.by_kind[k];
+		if (k != PTREC_INSTR_PATCHABLE || s.patch_registered)
+			total += s.by_kind[k];
 	if (total) {
 		const char *sep = "";
 		printf("%s: records:", path);
 		for (int k = 0; k < PTREC_INSTR_KINDS_; k++) {
-			if (!s.by_kind[k])
+			if (!s.by_kind[k] || (k == PTREC_INSTR_PATCHABLE && !s.patch_registered))
 				continue;
 			if (k == PTREC_INSTR_PATCHABLE)
 				printf("%s %u patchable function entries (calls written in at ptrec_init)",
@@ -112,7 +113,11 @@ static int check_one(const char *path)
 	}
 	printf("%s: records nothing: ", path);
 	const char *asked = asked_name(s.asked);
-	if (asked && (s.asked & PTREC_ASKED_LTO))
+	if (s.by_kind[PTREC_INSTR_PATCHABLE])
+		printf("it has %u patchable function entries (built with `ptrec cflags`) but was not "
+		       "linked with `pkg-config --libs libptrec` (no __ptrec_patch_register import): "
+		       "nothing registers them, so no call is written in", s.by_kind[PTREC_INSTR_PATCHABLE]);
+	else if (asked && (s.asked & PTREC_ASKED_LTO))
 		printf("built with %s and -flto, yet none of its %u functions calls a hook: link-time "
 		       "optimization dropped the flags (GCC ignores -pg at the LTO link); rebuild with "
 		       "what `ptrec cflags` prints now (doc/instrumented.md)", asked, s.functions);

@@ -29,12 +29,14 @@ __attribute__((noinline)) int lib_a(int x) { return x * 7; }
 int lib_b(int x) { return lib_a(x) + 1; }
 C
 fentry="-pg -mfentry -mfentry-name=__ptrec_fentry"
-# build NAME COMPILE-FLAGS LINK-FLAGS: prog.c compiled and linked as a person would.
+# The link line `pkg-config --libs libptrec` gives (libptrec.pc.in), against the build tree.
+pclibs=$(sed -n 's/^Libs: -L${libdir} //p' "$top_srcdir/libptrec/libptrec.pc.in")
+# build NAME COMPILE-FLAGS LINK-FLAGS [LIBS]: prog.c compiled and linked as a person would.
 build() {
 	# shellcheck disable=SC2086
 	"$cc" -O2 -g $2 -I"$top_srcdir/include" -c "$tmp/prog.c" -o "$tmp/$1.o" &&
 		"$cc" -O2 $3 -o "$tmp/$1" "$tmp/$1.o" -L"$top_builddir/libptrec" -L"$libs" \
-			-lptrec_hooks -lptrec || fail "cannot build $1"
+			${4:-$pclibs} || fail "cannot build $1"
 }
 # expect STATUS FILE PATTERN...: `ptrec check FILE` exits STATUS and its line has each PATTERN.
 expect() {
@@ -68,6 +70,18 @@ else
 	expect 1 "$tmp/lto" "records nothing: built with -pg -mfentry -mfentry-name=__ptrec_fentry and -flto" \
 		"link-time optimization dropped the flags"
 fi
+
+# GCC's recipe: patchable entries (work, work2, main), kept by LTO, registered by the hook
+# archive's module.
+build patch "-fpatchable-function-entry=5" ""
+expect 0 "$tmp/patch" "records: 3 patchable function entries (calls written in at ptrec_init)" \
+	"links libptrec.so"
+build patch_lto "-flto -fpatchable-function-entry=5" "-flto"
+expect 0 "$tmp/patch_lto" "records: " "patchable function entries (calls written in at ptrec_init)"
+# ... but linked with -lptrec alone nothing registers the entries: nothing is written in.
+build patch_nolink "-fpatchable-function-entry=5" "" "-lptrec"
+expect 1 "$tmp/patch_nolink" "records nothing: it has " \
+	"but was not linked with \`pkg-config --libs libptrec\`"
 
 build inst "-finstrument-functions" ""
 expect 0 "$tmp/inst" "records: entry/exit hooks in "
