@@ -120,6 +120,10 @@ PTREC_API int ptrec_backend_parse(const char *name);
                                       signal, before the application's own handler runs (default,
                                       PTREC_CHAIN=dying: only when that handler lets the process
                                       die; doc/recorder.md) */
+#define PTREC_F_MINIDUMP      0x200u /* PTREC_MINIDUMP=1: the report child also writes DUMP.dmp,
+                                      a Breakpad minidump (`ptrec minidump`, doc/minidump.md),
+                                      after the crash report, within report_timeout_ms; never
+                                      in the crashing process */
 
 /* Recorder configuration.  Initialize with ptrec_config_init(), then change fields.
  * Every field has an environment variable that ptrec_config_init() reads (with secure_getenv). */

@@ -165,6 +165,14 @@ PTREC_API int ptrec_config_init(struct ptrec_config *cfg)
 	env_uint("PTREC_SNAPSHOT_INTERVAL_MS", &cfg->snapshot_interval_ms, 0, 0xffffffffu, 1, "");
 	env_uint("PTREC_SNAPSHOT_MAX", &cfg->snapshot_max_files, 0, 0xffffffffu, 1, "");
 	env_uint("PTREC_FLAGS", &cfg->flags, 0, 0xffffffffu, 1, "");
+	if ((s = ptrec_env("PTREC_MINIDUMP"))) {
+		if (!strcmp(s, "1"))
+			cfg->flags |= PTREC_F_MINIDUMP;
+		else if (!strcmp(s, "0"))
+			cfg->flags &= ~PTREC_F_MINIDUMP;
+		else
+			bad("PTREC_MINIDUMP", s, "not 0 or 1");
+	}
 	if ((s = ptrec_env("PTREC_CHAIN"))) {
 		if (!strcmp(s, "first"))
 			cfg->flags |= PTREC_F_DUMP_FIRST;

@@ -14,6 +14,10 @@
  * is partial.  report_timeout_ms 0 runs no tool.  The crash's line ends with the report's crash
  * signature, which only the tool can compute: read back from the report's header (its
  * "signature:" line) through the descriptor the caller holds.
+ * With PTREC_F_MINIDUMP, after a crash's report (slot 0; snapshots have none) the runner starts
+ * the tool again the same way as `ptrec minidump DUMP -o -`, its stdout into DUMP.dmp (created
+ * here 0600 with O_EXCL|O_NOFOLLOW, like DUMP.txt) and its stderr after the report, within what
+ * is left of report_timeout_ms; a DUMP.dmp the tool did not complete is removed.
  * The tool's environment is the one of ptrec_init, copied then into static room, without
  * libptrec's LD_PRELOAD entry or PTREC_PRELOAD (the tool never records itself; the heap and
  * environ of the crashed process are not trusted), and without DEBUGINFOD_URLS unless
@@ -91,7 +95,12 @@ struct report_slot {
 	int kept;                      /* 1 if a partial DUMP.txt was kept (marked) */
 	int no_tool;                   /* 1 if the tool was not there to run (REPORT_NOT_RUN) */
 	char signature[SIGNATURE_MAX]; /* the crash report's signature (slot 0), or "" */
+	char dmp[PTREC_PATH_MAX + 8];  /* DUMP.dmp (PTREC_F_MINIDUMP) */
+	int dmp_ok;                    /* 1 if DUMP.dmp was written completely */
 };
+
+/* In the runner's exit status, beside state << 1 | kept: the minidump was written. */
+#define RUNNER_MINIDUMP_OK 0x10
 
 static struct report_slot slots[2] = {{.fd = -1}, {.fd = -1}};
 
@@ -111,13 +120,19 @@ static struct report_slot *my_slot(void)
 	return &slots[ptrec_crash_owner == (int)ptrec_gettid() ? 0 : 1];
 }
 
-static int txt_name(struct report_slot *s, const char *dump)
+/* out = dump + suffix; -1 when it does not fit. */
+static int side_name(char *out, size_t cap, const char *dump, const char *suffix)
 {
 	struct ptrec_sbuf b;
-	ptrec_sbuf_init(&b, s->txt, sizeof(s->txt));
+	ptrec_sbuf_init(&b, out, cap);
 	ptrec_sbuf_str(&b, dump);
-	ptrec_sbuf_str(&b, ".txt");
+	ptrec_sbuf_str(&b, suffix);
 	return b.overflow ? -1 : 0;
+}
+
+static int txt_name(struct report_slot *s, const char *dump)
+{
+	return side_name(s->txt, sizeof(s->txt), dump, ".txt");
 }
 
 int ptrec_report_reserve(const char *dump)
@@ -193,7 +208,9 @@ static void finish_partial(struct report_slot *s, int out, const char *dump, uns
 /* What the runner and the tool need; on the caller's stack, which they share. */
 struct child_args {
 	struct report_slot *s;
-	int out;
+	int out;             /* DUMP.txt */
+	int dmp;             /* DUMP.dmp, or -1: no minidump wanted */
+	int minidump;        /* the tool to start: 0 `ptrec report`, 1 `ptrec minidump` */
 	const char *dump;
 	unsigned timeout_ms;
 };
@@ -205,13 +222,28 @@ static uint8_t *stack_top(const struct report_slot *s, int which)
 	return child_stacks + (slot * 2 + (size_t)which + 1) * (CHILD_STACK + 4096);
 }
 
+/* fd, moved above 2 when it is 0, 1 or 2 (dup2 onto itself would keep O_CLOEXEC, and another
+ * dup2 would replace it). */
+static int above_2(int fd)
+{
+	if (fd < 0 || fd > 2)
+		return fd;
+	int moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+	return moved >= 0 ? moved : fd;
+}
+
 /* The tool, until its execve: every signal back to its default (the copied handlers of the
  * application must never run here), then an empty mask, stdin from /dev/null, stdout and
- * stderr to the report, nothing else open. */
+ * stderr to the report (stdout to the minidump for `ptrec minidump`), nothing else open. */
 static int tool_main(void *arg)
 {
 	const struct child_args *a = arg;
-	char *argv[4] = {ptrec_crash.tool_path, (char *)"report", (char *)a->dump, NULL};
+	char *argv[6] = {ptrec_crash.tool_path, (char *)"report", (char *)a->dump, NULL, NULL, NULL};
+	if (a->minidump) {
+		argv[1] = (char *)"minidump";
+		argv[3] = (char *)"-o";
+		argv[4] = (char *)"-";
+	}
 	unsigned long dfl[4] = {0, 0, 0, 0}; /* kernel sigaction: SIG_DFL, no flags, empty mask */
 	sigset_t none;
 
@@ -220,23 +252,15 @@ static int tool_main(void *arg)
 			syscall(SYS_rt_sigaction, sig, dfl, NULL, sizeof(long));
 	sigemptyset(&none);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(long));
-	/* The application may have closed 0, 1 or 2, so the report or /dev/null may sit there:
-	 * both are moved above 2 first (dup2 onto itself would keep O_CLOEXEC, and stdin's dup2
-	 * would replace a report on 0). */
-	int out = a->out;
-	if (out <= 2) {
-		int moved = (int)syscall(SYS_fcntl, out, F_DUPFD_CLOEXEC, 3);
-		out = moved >= 0 ? moved : out;
-	}
-	int in = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
-	if (in >= 0 && in <= 2 && in != out) {
-		int moved = (int)syscall(SYS_fcntl, in, F_DUPFD_CLOEXEC, 3);
-		in = moved >= 0 ? moved : in;
-	}
-	if (in >= 0 && in != out)
+	/* The application may have closed 0, 1 or 2, so the report, the minidump or /dev/null
+	 * may sit there: all are moved above 2 first. */
+	int err = above_2(a->out);
+	int out = a->minidump ? above_2(a->dmp) : err;
+	int in = above_2((int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC));
+	if (in >= 0 && in != out && in != err)
 		dup2(in, 0);
 	dup2(out, 1);
-	dup2(out, 2);
+	dup2(err, 2);
 	for (int fd = 0; fd <= 2; fd++)
 		syscall(SYS_fcntl, fd, F_SETFD, 0);
 	close_from_3();
@@ -245,8 +269,6 @@ static int tool_main(void *arg)
 	return 127;
 }
 
-/* The runner: starts the tool, waits for it, killing it after timeout_ms, and ends a report
- * that did not complete.  Its exit status is s->state << 1 | s->kept. */
 /* wait4 that never touches errno (the runner shares this thread's errno).  Returns the pid
  * or -errno. */
 static long raw_wait4(long pid, int *status, long options)
@@ -260,13 +282,50 @@ static long raw_wait4(long pid, int *status, long options)
 	return ret;
 }
 
+/* In the runner: starts the tool a->minidump names and waits for it, killing it once *waited
+ * reaches a->timeout_ms (*waited grows by the time spent).  Returns 0 when it ended (*status),
+ * 1 when it was killed, -1 when it could not be started, 2 when it was reaped elsewhere. */
+static int run_tool(struct child_args *a, unsigned *waited, int *status)
+{
+	pid_t pid = clone(tool_main, stack_top(a->s, 1), CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a);
+	struct timespec step = {0, 2 * 1000000};
+
+	if (pid < 0)
+		return -1;
+	for (;;) {
+		long r = raw_wait4(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && r != -EINTR)
+			return 2;
+		if (*waited >= a->timeout_ms) {
+			kill(pid, SIGKILL);
+			while (raw_wait4(pid, status, 0) == -EINTR)
+				;
+			return 1;
+		}
+		syscall(SYS_nanosleep, &step, NULL);
+		*waited += 2;
+	}
+}
+
+/* 1 if a tool's wait status says it completed: 0, or 1 (written, with gaps noted in it). */
+static int tool_ok(int status)
+{
+	return WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1);
+}
+
+/* The runner: starts the report tool, waits for it, killing it after timeout_ms, and ends a
+ * report that did not complete; then the minidump tool when a->dmp is open, within the time
+ * left.  Its exit status is s->state << 1 | s->kept, plus RUNNER_MINIDUMP_OK. */
 static int runner_main(void *arg)
 {
-	const struct child_args *a = arg;
+	struct child_args *a = arg;
 	struct report_slot *s = a->s;
 	unsigned long dfl[4] = {0, 0, 0, 0};
 	sigset_t all;
-	int status = 0;
+	int status = 0, code;
+	unsigned waited = 0;
 
 	/* The runner's own signals: all blocked (the tool's SIGCHLD only wakes waitpid), and
 	 * SIGCHLD not ignored, or the kernel would reap the tool before we see its status. */
@@ -281,39 +340,26 @@ static int runner_main(void *arg)
 		rl.rlim_cur = rl.rlim_max;
 		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL);
 	}
-	pid_t pid = clone(tool_main, stack_top(s, 1),
-	                  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a);
-	if (pid < 0) {
+	a->minidump = 0;
+	int r = run_tool(a, &waited, &status);
+	if (r < 0) {
 		unlink(s->txt);
 		syscall(SYS_exit_group, REPORT_NOT_RUN << 1);
 	}
-
-	struct timespec step = {0, 2 * 1000000};
-	unsigned waited = 0;
-	for (;;) {
-		long r = raw_wait4(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && r != -EINTR)
-			syscall(SYS_exit_group, REPORT_OK << 1); /* reaped elsewhere: assume it finished */
-		if (waited >= a->timeout_ms) {
-			kill(pid, SIGKILL);
-			while (raw_wait4(pid, &status, 0) == -EINTR)
-				;
-			s->state = REPORT_TIMEOUT;
-			finish_partial(s, a->out, a->dump, a->timeout_ms);
-			syscall(SYS_exit_group, s->state << 1 | s->kept);
-		}
-		syscall(SYS_nanosleep, &step, NULL);
-		waited += 2;
+	if (r == 2 || (r == 0 && tool_ok(status))) { /* reaped elsewhere: assume it finished */
+		code = REPORT_OK << 1;
+	} else {
+		s->state = r == 1 ? REPORT_TIMEOUT : REPORT_FAILED;
+		s->status = status;
+		finish_partial(s, a->out, a->dump, a->timeout_ms);
+		code = s->state << 1 | s->kept;
 	}
-	/* 0: report written; 1: written, with gaps noted in it. */
-	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1))
-		syscall(SYS_exit_group, REPORT_OK << 1);
-	s->state = REPORT_FAILED;
-	s->status = status;
-	finish_partial(s, a->out, a->dump, a->timeout_ms);
-	syscall(SYS_exit_group, s->state << 1 | s->kept);
+	if (a->dmp >= 0 && waited < a->timeout_ms) {
+		a->minidump = 1;
+		if (run_tool(a, &waited, &status) == 0 && tool_ok(status))
+			code |= RUNNER_MINIDUMP_OK;
+	}
+	syscall(SYS_exit_group, code);
 	return 0;
 }
 
@@ -382,27 +428,39 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 		out = ptrec_crash_open(s->txt, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -PTREC_EIO;
+	/* The minidump after a crash's report: its file is created now, like the report's. */
+	int dmp = -1;
+	s->dmp_ok = 0;
+	if (s == &slots[0] && (ptrec_crash.cfg.flags & PTREC_F_MINIDUMP) &&
+	    side_name(s->dmp, sizeof(s->dmp), dump, ".dmp") == 0)
+		dmp = ptrec_crash_open(s->dmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		                       0600);
 
 	/* No exit signal: its end sends no SIGCHLD and waitpid(-1) without __WCLONE never
 	 * returns it.  It must not exec (execve would make its exit signal SIGCHLD again on
 	 * older kernels), so it runs the tool as its own child. */
-	struct child_args args = {.s = s, .out = out, .dump = dump, .timeout_ms = timeout_ms};
+	struct child_args args = {.s = s, .out = out, .dmp = dmp, .dump = dump,
+	                          .timeout_ms = timeout_ms};
 	int saved_errno = errno;
 	pid_t pid = clone(runner_main, stack_top(s, 0), CLONE_VM, &args);
 	if (pid < 0) {
-		errno = saved_errno;
 		close(out);
 		unlink(s->txt);
+		if (dmp >= 0) {
+			close(dmp);
+			unlink(s->dmp);
+		}
+		errno = saved_errno;
 		return -PTREC_EIO;
 	}
 	long r;
 	while ((r = raw_wait4(pid, &status, __WCLONE)) == -EINTR)
 		;
-	errno = saved_errno;
-	if (r == pid && WIFEXITED(status) && (WEXITSTATUS(status) >> 1) >= REPORT_OK &&
-	    (WEXITSTATUS(status) >> 1) <= REPORT_FAILED) {
-		s->state = (enum report_state)(WEXITSTATUS(status) >> 1);
-		s->kept = WEXITSTATUS(status) & 1;
+	int code = WEXITSTATUS(status) & ~RUNNER_MINIDUMP_OK;
+	if (r == pid && WIFEXITED(status) && (code >> 1) >= REPORT_OK && (code >> 1) <= REPORT_FAILED) {
+		s->state = (enum report_state)(code >> 1);
+		s->kept = code & 1;
+		s->dmp_ok = dmp >= 0 && (WEXITSTATUS(status) & RUNNER_MINIDUMP_OK);
 	} else { /* the runner itself died (or was reaped elsewhere) */
 		s->state = REPORT_FAILED;
 		s->status = r == pid ? status : 0;
@@ -411,6 +469,12 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	if (s->state == REPORT_OK && s == &slots[0])
 		read_signature(s, out);
 	close(out);
+	if (dmp >= 0) {
+		close(dmp);
+		if (!s->dmp_ok) /* ours (O_EXCL): not completed, or never started */
+			unlink(s->dmp);
+	}
+	errno = saved_errno;
 	return s->state == REPORT_OK ? 0 : -PTREC_EIO;
 }
 
@@ -584,6 +648,10 @@ void ptrec_report_line(const char *what, pid_t tid, const char *dump, int report
 			ptrec_sbuf_str(&b, "ptrec report ");
 			host_path(&b, dump);
 			ptrec_sbuf_str(&b, ")");
+		}
+		if (s->dmp_ok) {
+			ptrec_sbuf_str(&b, ", minidump ");
+			host_path(&b, s->dmp);
 		}
 		const char *priv = ptrec_root_changed() ? NULL : ptrec_dump_private_dir(dump);
 		if (priv) {

@@ -42,8 +42,10 @@ static void test_defaults_and_env(void)
 	CHECK(cfg.backend == PTREC_BACKEND_AUTO);
 	CHECK(cfg.ring_size == PTREC_RING_DEFAULT);
 	CHECK(cfg.report_branches == 64);
+	CHECK(!(cfg.flags & PTREC_F_MINIDUMP));
 
 	setenv("PTREC_BACKEND", "instrumented", 1);
+	setenv("PTREC_MINIDUMP", "1", 1);
 	setenv("PTREC_RING_SIZE", "1M", 1);
 	setenv("PTREC_BRANCHES", "128", 1);
 	setenv("PTREC_DIR", "/var/crash", 1);
@@ -52,6 +54,9 @@ static void test_defaults_and_env(void)
 	CHECK(cfg.ring_size == 1u << 20);
 	CHECK(cfg.report_branches == 128);
 	CHECK_STR(cfg.dump_dir, "/var/crash");
+	CHECK(cfg.flags & PTREC_F_MINIDUMP);
+	setenv("PTREC_MINIDUMP", "0", 1);
+	CHECK(ptrec_config_init(&cfg) == 0 && !(cfg.flags & PTREC_F_MINIDUMP));
 
 	/* Invalid values keep the defaults, and are named (escaped) for ptrec_status. */
 	CHECK_STR(ptrec_settings_problems(), "");
@@ -60,7 +65,9 @@ static void test_defaults_and_env(void)
 	setenv("PTREC_MEMORY", "-5", 1);
 	setenv("PTREC_BRANCHES", "abc\n", 1);
 	setenv("PTREC_REPORT_TIMEOUT_MS", "50", 1);
+	setenv("PTREC_MINIDUMP", "yes", 1);
 	CHECK(ptrec_config_init(&cfg) == 0);
+	CHECK(!(cfg.flags & PTREC_F_MINIDUMP));
 	CHECK(cfg.backend == PTREC_BACKEND_AUTO);
 	CHECK(cfg.ring_size == PTREC_RING_DEFAULT);
 	CHECK(cfg.memory_budget == PTREC_MEMORY_DEFAULT);
@@ -72,6 +79,8 @@ static void test_defaults_and_env(void)
 	CHECK(strstr(p, "PTREC_MEMORY=-5: not a size") != NULL);
 	CHECK(strstr(p, "PTREC_BRANCHES=abc\\x0a: not a number") != NULL);
 	CHECK(strstr(p, "PTREC_REPORT_TIMEOUT_MS=50: not 0 (no report at crash time)") != NULL);
+	CHECK(strstr(p, "PTREC_MINIDUMP=yes: not 0 or 1") != NULL);
+	unsetenv("PTREC_MINIDUMP");
 	/* 0 is valid: no report at crash time. */
 	setenv("PTREC_REPORT_TIMEOUT_MS", "0", 1);
 	CHECK(ptrec_config_init(&cfg) == 0 && cfg.report_timeout_ms == 0);
