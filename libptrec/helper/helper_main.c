@@ -636,7 +636,16 @@ int main(int argc, char **argv)
 		pthread_t t;
 		if (heap)
 			*heap = cn;
-		if (!heap || pthread_create(&t, &ta, connection, heap) != 0) {
+		/* The connection's thread starts with SIGTERM and SIGINT blocked: they must reach
+		 * this thread, whose accept() they interrupt. */
+		sigset_t all, prev;
+		sigemptyset(&all);
+		sigaddset(&all, SIGTERM);
+		sigaddset(&all, SIGINT);
+		pthread_sigmask(SIG_BLOCK, &all, &prev);
+		int started = heap && pthread_create(&t, &ta, connection, heap) == 0;
+		pthread_sigmask(SIG_SETMASK, &prev, NULL);
+		if (!started) {
 			free(heap);
 			uid_give(cn.uid);
 			atomic_fetch_sub(&clients, 1);

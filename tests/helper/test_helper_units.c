@@ -169,8 +169,17 @@ static void check_helper(pid_t helper, uid_t uid)
 	CHECK(strstr(out, "its process is not dumpable") != NULL);
 
 	kill(helper, SIGTERM);
-	int st;
-	waitpid(helper, &st, 0);
+	int st = 0, gone = 0;
+	for (int i = 0; i < 500 && !gone; i++) {
+		gone = waitpid(helper, &st, WNOHANG) == helper;
+		if (!gone)
+			sleep_ms(10);
+	}
+	CHECK(gone); /* SIGTERM stops it within 5 s */
+	if (!gone) {
+		kill(helper, SIGKILL);
+		waitpid(helper, &st, 0);
+	}
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -254,8 +263,18 @@ int main(void)
 		snprintf(lp, sizeof(lp), "%ld", (long)getpid());
 		setenv("LISTEN_PID", lp, 1);
 		setenv("LISTEN_FDS", "1", 1);
-		execlp("setpriv", "setpriv", ruid, rgid, "--clear-groups", inh, ambient, bounding,
-		       "--no-new-privs", helper_bin, "--test-software-event", (char *)NULL);
+		/* PTREC_TEST_HELPER_STRACE=FILE: the helper's system calls into FILE, for
+		 * test_helper_unit_files.sh to hold against the unit's SystemCallFilter (strace -D
+		 * keeps this pid, which LISTEN_PID names). */
+		const char *trace = getenv("PTREC_TEST_HELPER_STRACE");
+		if (trace)
+			execlp("strace", "strace", "-D", "-f", "-qq", "-o", trace, "setpriv", ruid,
+			       rgid, "--clear-groups", inh, ambient, bounding, "--no-new-privs",
+			       helper_bin, "--test-software-event", (char *)NULL);
+		else
+			execlp("setpriv", "setpriv", ruid, rgid, "--clear-groups", inh, ambient,
+			       bounding, "--no-new-privs", helper_bin, "--test-software-event",
+			       (char *)NULL);
 		_exit(127);
 	}
 	close(ls);
