@@ -87,7 +87,7 @@ cells=0
 failed=0
 # One cell: recipe_cell COMPILER CELL_NAME LTO OPT PIE LINKFLAGS(yes|no)
 recipe_cell() {
-	local cc=$1 name=$2 lto=$3 opt=$4 pie=$5 onlink=$6 d cflags extra got dump st
+	local cc=$1 name=$2 lto=$3 opt=$4 pie=$5 onlink=$6 d cflags extra
 	d="$work/$name"
 	mkdir "$d"
 	cells=$((cells + 1))
@@ -106,9 +106,16 @@ recipe_cell() {
 		echo "FAIL $name: the build failed:"; sed 's/^/  /' "$d/build.log"
 		failed=$((failed + 1)); return
 	fi
+	recipe_check "$name" "$d" "$d/prog"
+}
+
+# recipe_check NAME DIR PROG: runs PROG (built from main.c and lib.c) in DIR to a normal exit
+# and then into the crash, and checks as described at the top; counts a failure in $failed.
+recipe_check() {
+	local name=$1 d=$2 prog=$3 got dump st
 	# A normal exit first: gprof's start files (-pg on the link line) would write gmon.out.
 	(cd "$d" && PTREC_DIR="$d" PTREC_SYSLOG=none PTREC_BACKEND=${cell_backend:-instrumented} \
-	 LD_LIBRARY_PATH="$libs" exec ./prog exit) >"$d/out" 2>&1 || {
+	 LD_LIBRARY_PATH="$libs" exec "$prog" exit) >"$d/out" 2>&1 || {
 		echo "FAIL $name: the program failed when it should exit normally:"; sed 's/^/  /' "$d/out"
 		failed=$((failed + 1)); return; }
 	if [ -e "$d/gmon.out" ]; then
@@ -117,7 +124,7 @@ recipe_cell() {
 	fi
 	# (the outer subshell keeps the shell's "Segmentation fault" line out of the log)
 	( (cd "$d" && PTREC_DIR="$d" PTREC_REPORT_TIMEOUT_MS=0 PTREC_SYSLOG=none \
-	   PTREC_BACKEND=${cell_backend:-instrumented} LD_LIBRARY_PATH="$libs" exec ./prog) \
+	   PTREC_BACKEND=${cell_backend:-instrumented} LD_LIBRARY_PATH="$libs" exec "$prog") \
 	  >"$d/out" 2>&1; echo $? >"$d/status" ) 2>/dev/null
 	st=$(cat "$d/status")
 	dump=$(ls "$d"/ptrec.prog.*.ptrec 2>/dev/null | head -1)
