@@ -114,6 +114,7 @@ static void write_entry(uintptr_t a, const uint8_t ins[PTREC_PATCH_BYTES])
 		uint64_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
 		memcpy((uint8_t *)&v + (a & 7), ins, PTREC_PATCH_BYTES);
 		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
+#if defined(__x86_64__) /* (aarch64 modules register no entries: patch_module.c) */
 	} else if ((a & 15) <= 16 - PTREC_PATCH_BYTES) {
 		uint64_t *w = (uint64_t *)(a & ~(uintptr_t)15);
 		uint64_t old[2] = {__atomic_load_n(&w[0], __ATOMIC_RELAXED),
@@ -128,6 +129,7 @@ static void write_entry(uintptr_t a, const uint8_t ins[PTREC_PATCH_BYTES])
 			                 : "b"(nv[0]), "c"(nv[1])
 			                 : "memory", "cc");
 		} while (!ok);
+#endif
 	} else {
 		volatile uint8_t *b = (volatile uint8_t *)a;
 		for (int i = PTREC_PATCH_BYTES - 1; i >= 0; i--)

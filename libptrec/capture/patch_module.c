@@ -15,6 +15,13 @@ extern const uintptr_t __start___patchable_function_entries[]
 extern const uintptr_t __stop___patchable_function_entries[]
 	__attribute__((weak, visibility("hidden")));
 
+/* Named by -Wl,-u in libptrec.pc, so the linker takes this file from the archive. */
+__attribute__((visibility("hidden"))) struct ptrec_patch_module __ptrec_patch_module = {
+	.struct_size = sizeof(struct ptrec_patch_module),
+};
+
+/* x86-64 only: on aarch64 (GCC builds use -finstrument-functions there) no module registers. */
+#if defined(__x86_64__)
 void __ptrec_fentry(void);
 
 /* The module's way to the hook that a rel32 call always reaches: a jump through its GOT (for a
@@ -28,11 +35,6 @@ __asm__(".text\n"
         "\tjmp *__ptrec_fentry@GOTPCREL(%rip)\n"
         "\t.size __ptrec_patch_stub, .-__ptrec_patch_stub\n");
 
-/* Named by -Wl,-u in libptrec.pc, so the linker takes this file from the archive. */
-__attribute__((visibility("hidden"))) struct ptrec_patch_module __ptrec_patch_module = {
-	.struct_size = sizeof(struct ptrec_patch_module),
-};
-
 __attribute__((constructor, no_instrument_function)) static void patch_module_register(void)
 {
 	const uintptr_t *start = __start___patchable_function_entries;
@@ -45,3 +47,4 @@ __attribute__((constructor, no_instrument_function)) static void patch_module_re
 	__ptrec_patch_module.stub = __ptrec_patch_stub;
 	__ptrec_patch_register(&__ptrec_patch_module);
 }
+#endif

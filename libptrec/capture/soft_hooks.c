@@ -10,14 +10,18 @@
  *   __ptrec_fentry first thing in every function that was not inlined: an ENTRY record
  *   (a = call site, b = the hook's return address, x = the stack pointer's bits 3..30); the
  *   decoder infers returns from the stack pointer of later entries.
+ *   (x86-64 only: aarch64 has no -mfentry; GCC builds there use -finstrument-functions.)
  * - `-fsanitize-coverage=trace-pc` calls __sanitizer_cov_trace_pc() at every edge: an EDGE
  *   record (a = the instrumented site).
+ *
+ * On aarch64 the hooks are plain AAPCS64 functions (the compiler saves the argument registers
+ * around the call; they use only caller-saved registers), and the addresses they record are
+ * stripped of pointer-authentication bits (ptrec_soft_code).
  *
  * ASYNC-SIGNAL-SAFE, no_instrument_function; compiled without instrumentation. */
 #include "config.h"
 
-/* GCC: __ptrec_fentry's C version (not x86-64) may not use SSE registers (it saves only what
- * it touches), and nothing here needs them. */
+/* GCC: nothing here needs floating-point or vector registers. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC target("general-regs-only")
 #endif
@@ -31,23 +35,24 @@ HOOK void __cyg_profile_func_exit(void *fn, void *call_site);
 HOOK void __sanitizer_cov_trace_pc(void);
 #if defined(__x86_64__)
 HOOK void __ptrec_fentry(void);
-#else
-__attribute__((no_caller_saved_registers)) HOOK void __ptrec_fentry(void);
 #endif
 
 HOOK void __cyg_profile_func_enter(void *fn, void *call_site)
 {
-	ptrec_soft_put_kind(PTREC_SOFT_CALL, (uintptr_t)call_site, (uintptr_t)fn);
+	ptrec_soft_put_kind(PTREC_SOFT_CALL, ptrec_soft_code((uintptr_t)call_site),
+	                    ptrec_soft_code((uintptr_t)fn));
 }
 
 HOOK void __cyg_profile_func_exit(void *fn, void *call_site)
 {
-	ptrec_soft_put_kind(PTREC_SOFT_RET, (uintptr_t)fn, (uintptr_t)call_site);
+	ptrec_soft_put_kind(PTREC_SOFT_RET, ptrec_soft_code((uintptr_t)fn),
+	                    ptrec_soft_code((uintptr_t)call_site));
 }
 
 HOOK void __sanitizer_cov_trace_pc(void)
 {
-	ptrec_soft_put_kind(PTREC_SOFT_EDGE, (uintptr_t)__builtin_return_address(0), 0);
+	ptrec_soft_put_kind(PTREC_SOFT_EDGE,
+	                    ptrec_soft_code((uintptr_t)__builtin_return_address(0)), 0);
 }
 
 #if defined(__x86_64__)
@@ -117,16 +122,4 @@ __attribute__((naked)) HOOK void __ptrec_fentry(void)
 }
 _Static_assert(PTREC_SOFT_ENTRY < 16 && sizeof(((struct ptrec_ring *)0)->soft_seen) == 4,
                "__ptrec_fentry's kind and soft_seen stores");
-#else
-/* Elsewhere in C: the attribute makes the hook preserve every register it touches.  With the
- * frame pointer this function sets up, f[1] is the hook's return address (in the callee) and
- * f[2] the callee's return address (its call site), which sits at the callee's entry stack
- * pointer. */
-__attribute__((no_caller_saved_registers)) HOOK
-void __ptrec_fentry(void)
-{
-	const uint64_t *f = __builtin_frame_address(0);
-	uint64_t sp = (uintptr_t)(f + 2);
-	ptrec_soft_put(PTREC_SOFT_W0(PTREC_SOFT_ENTRY, f[2], sp >> 3), PTREC_SOFT_W1(f[1], sp >> 3));
-}
 #endif

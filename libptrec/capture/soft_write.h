@@ -32,11 +32,33 @@ extern PTREC_API __thread struct ptrec_ring *__ptrec_soft_tls __attribute__((tls
  * i.e. ~20 ns units that wrap after 2^34 cycles (several seconds). */
 #define PTREC_SOFT_TIME_SHIFT 6
 
+/* The time stamp: the TSC on x86-64, the generic timer's virtual count (CNTVCT_EL0, which
+ * Linux lets user space read) on aarch64; backend_soft.c calibrates either against
+ * CLOCK_MONOTONIC. */
 PTREC_SOFT_HOT uint64_t ptrec_soft_tsc(void)
 {
+#if defined(__x86_64__)
 	uint32_t lo, hi;
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
+#else
+	uint64_t v;
+	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#endif
+}
+
+/* A code address as the hooks record it.  aarch64 with pointer authentication
+ * (-mbranch-protection=standard) may hand the hooks a signed return address: the signature
+ * sits in the bits above the 48-bit user address space (and the tag byte), which are cleared.
+ * Plain arithmetic, no XPACI: it runs on CPUs without PAC. */
+PTREC_SOFT_HOT uint64_t ptrec_soft_code(uint64_t a)
+{
+#if defined(__aarch64__)
+	return a & ((1ull << 48) - 1);
+#else
+	return a;
+#endif
 }
 
 /* soft_mask bit 63: records carry the time (PTREC_F_SOFT_TIME).  Rings are far smaller than

@@ -35,8 +35,8 @@ int ptrec_elf_hdr_check(const void *buf, size_t len, unsigned flags, struct ptre
 		*h = (struct ptrec_elf_hdr){1, e.e_type, e.e_machine, e.e_entry, e.e_phoff, e.e_phnum,
 		                            e.e_phentsize, e.e_shoff, e.e_shnum, e.e_shentsize,
 		                            e.e_shstrndx};
-		if (h->machine != EM_X86_64) {
-			*why = "not an x86-64 ELF file";
+		if (h->machine != EM_X86_64 && h->machine != EM_AARCH64) {
+			*why = "not an x86-64 or aarch64 ELF file";
 			return -1;
 		}
 		if (h->phnum && h->phentsize != sizeof(Elf64_Phdr)) {

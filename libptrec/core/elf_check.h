@@ -14,7 +14,7 @@
 struct ptrec_elf_hdr {
 	int is64;            /* ELFCLASS64 (else ELFCLASS32) */
 	uint16_t type;       /* e_type: ET_EXEC, ET_DYN, ET_REL, ... */
-	uint16_t machine;    /* e_machine: EM_X86_64 (64-bit) or EM_386 (32-bit) */
+	uint16_t machine;    /* e_machine: EM_X86_64 or EM_AARCH64 (64-bit), EM_386 (32-bit) */
 	uint64_t entry;      /* e_entry */
 	uint64_t phoff;      /* e_phoff */
 	uint32_t phnum;      /* e_phnum (0: no program headers, e.g. a relocatable object) */
@@ -34,7 +34,9 @@ struct ptrec_elf_phdr {
 #define PTREC_ELF_ALLOW32 1u /* accept ELFCLASS32 (EM_386) as well as ELFCLASS64 (EM_X86_64) */
 
 /* Checks the ELF header in the first len bytes at buf: magic, little-endian data, version 1,
- * class 64 (or 32 with PTREC_ELF_ALLOW32), machine x86-64 (EM_386 for class 32), and, when it
+ * class 64 (or 32 with PTREC_ELF_ALLOW32), machine x86-64 or aarch64 (EM_386 for class 32:
+ * the readers of either machine's dumps take both; a caller that runs the code checks the
+ * machine against its own), and, when it
  * has program headers, their entry size for the class.  Returns 0 with *h filled, or -1 with
  * *why set to a static English reason ("not an ELF file", ...). */
 int ptrec_elf_hdr_check(const void *buf, size_t len, unsigned flags, struct ptrec_elf_hdr *h,

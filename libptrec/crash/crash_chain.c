@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "crash/crash.h"
 #include "crash/rseq_pause.h"
 
@@ -332,6 +333,7 @@ void ptrec_chain_exiting(void)
  * fault.  gdb lets exactly one function switch stacks that way, the split-stack __morestack
  * (it looks the frame's function up by that name): the switching call lies in a local symbol of
  * that name, invisible to the dynamic linker and to any other object's __morestack. */
+#if defined(__x86_64__)
 __asm__(".text\n"
         ".p2align 4\n"
         ".globl ptrec_call_on_stack\n"
@@ -358,6 +360,39 @@ __asm__(".text\n"
         ".size __morestack, .-__morestack\n"
         ".cfi_endproc\n"
         ".size ptrec_call_on_stack, .-ptrec_call_on_stack\n");
+#else
+/* aarch64: the same with a frame record (x29, x30) and x29 as the CFA register; x16 is the
+ * scratch register for the function pointer (AAPCS64's IP0). */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl ptrec_call_on_stack\n"
+        ".hidden ptrec_call_on_stack\n"
+        ".type ptrec_call_on_stack,%function\n"
+        "ptrec_call_on_stack:\n"
+        ".cfi_startproc\n"
+        "stp x29, x30, [sp, #-16]!\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset x29, -16\n"
+        ".cfi_offset x30, -8\n"
+        "mov x29, sp\n"
+        ".cfi_def_cfa_register x29\n"
+        ".type __morestack,%function\n"
+        "__morestack:\n"
+        "and x0, x0, #-16\n"
+        "mov sp, x0\n"
+        "mov x16, x1\n"
+        "mov x0, x2\n"
+        "blr x16\n"
+        "mov sp, x29\n"
+        "ldp x29, x30, [sp], #16\n"
+        ".cfi_def_cfa sp, 0\n"
+        ".cfi_restore x29\n"
+        ".cfi_restore x30\n"
+        "ret\n"
+        ".size __morestack, .-__morestack\n"
+        ".cfi_endproc\n"
+        ".size ptrec_call_on_stack, .-ptrec_call_on_stack\n");
+#endif
 
 /* One call of the application's handler. */
 struct app_call {
@@ -420,7 +455,7 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 	struct app_call c;
 	stack_t ss;
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t isp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t isp = (uintptr_t)ptrec_uc_sp(uc);
 	struct ptrec_thread *t = ptrec_slot_self();
 	uintptr_t top = 0;
 
@@ -464,8 +499,7 @@ int ptrec_chain_run(int i, const struct sigaction *act, int signo, siginfo_t *in
 	}
 	if (top && here_alt) {
 		/* Nested deliveries must land below our frame on the stack we leave. */
-		uintptr_t sp;
-		__asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+		uintptr_t sp = ptrec_current_sp();
 		uintptr_t end = (sp - ALT_MARGIN) & ~(uintptr_t)15;
 		c.full = ss;
 		c.full.ss_flags = 0;

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "capture/hook_gate.h"
+#include "core/arch.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
 
@@ -67,9 +68,16 @@ static char crash_what[600];
 struct vault {
 	int signo;             /* the signal */
 	siginfo_t info;        /* its siginfo */
-	ucontext_t uc;         /* its ucontext (fpregs pointing into the copy) */
+	ucontext_t uc;         /* its ucontext (x86-64: fpregs pointing into the copy; aarch64:
+	                          the FPSIMD record is inside uc_mcontext.__reserved) */
 };
+/* aarch64's ucontext_t is larger than 4 KiB; 16 KiB is a page of 4 and 16 KiB page kernels
+ * (with 64 KiB pages mprotect refuses the range and the vault is merely not read-only). */
+#if defined(__aarch64__)
+#define VAULT_PAGE 16384u
+#else
 #define VAULT_PAGE 4096u
+#endif
 static union {
 	struct vault v;
 	char page[VAULT_PAGE];
@@ -187,7 +195,11 @@ static void limits_close(struct limits_guard *g)
 /* The stack the one dump is written on: a crash may come on a small alternate stack of the
  * application's (SIGSTKSZ, a language runtime's), which writing the dump would overflow. */
 #define DUMP_STACK ((size_t)256 << 10)
+#if defined(__aarch64__)
+#define DUMP_GUARD ((size_t)65536) /* the largest aarch64 page */
+#else
 #define DUMP_GUARD ((size_t)4096) /* x86-64 page */
+#endif
 static uint8_t *dump_stack; /* its lowest byte, a guard page below; NULL if not mapped */
 
 void ptrec_crash_stack_prepare(void)
@@ -318,10 +330,12 @@ static void vault_save(int signo, const siginfo_t *info, const ucontext_t *uc)
 		vault.v.info = *info;
 	if (uc) {
 		vault.v.uc = *uc;
+#if defined(__x86_64__)
 		if (uc->uc_mcontext.fpregs) {
 			vault.v.uc.__fpregs_mem = *uc->uc_mcontext.fpregs;
 			vault.v.uc.uc_mcontext.fpregs = &vault.v.uc.__fpregs_mem;
 		}
+#endif
 	}
 	mprotect(&vault, sizeof(vault), PROT_READ);
 }
@@ -380,9 +394,9 @@ static void episode_check(int signo, const ucontext_t *uc)
 		return;
 	if (episode.refault) {
 		if (signo == vault.v.signo &&
-		    uc->uc_mcontext.gregs[REG_RIP] == vault.v.uc.uc_mcontext.gregs[REG_RIP])
+		    ptrec_uc_pc(uc) == ptrec_uc_pc(&vault.v.uc))
 			return;
-	} else if (inside_app_handler((uintptr_t)uc->uc_mcontext.gregs[REG_RSP])) {
+	} else if (inside_app_handler((uintptr_t)ptrec_uc_sp(uc))) {
 		return;
 	}
 	episode_end();
@@ -673,7 +687,7 @@ static void crash_handler(int signo, siginfo_t *info, void *ucontext)
 		goto out;
 	}
 	episode_check(signo, uc);
-	ptrec_chain_left((uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+	ptrec_chain_left((uintptr_t)ptrec_uc_sp(uc));
 	if (episode_mine() && episode.refault) {
 		die(signo, info, uc);
 		goto out;

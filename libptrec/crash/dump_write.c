@@ -23,6 +23,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/elf_check.h"
 #include "core/safe_str.h"
 #include "capture/patch_entries.h"
@@ -64,9 +65,12 @@ size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len)
 
 void ptrec_self_exe(char *buf, size_t len)
 {
-	ssize_t n = readlink("/proc/thread-self/exe", buf, len - 1);
+	/* /proc/self/exe fails once the main thread has exited: then the thread's own (Linux
+	 * 3.17 and later).  In that order, qemu-user (which shows the guest program only as
+	 * /proc/self/exe) names the program too. */
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
 	if (n <= 0)
-		n = readlink("/proc/self/exe", buf, len - 1); /* before Linux 3.17 */
+		n = readlink("/proc/thread-self/exe", buf, len - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	if (n <= 0) /* no /proc in a new root (chroot): the path noted before it */
 		ptrec_strlcpy(buf, ptrec_root_exe(), len);
@@ -138,6 +142,7 @@ static void write_process(struct dump_ctx *c, const struct ptrec_dump_request *r
 	p->cpu_family = ptrec_crash.cpu_family;
 	p->cpu_model = ptrec_crash.cpu_model;
 	p->cpu_stepping = ptrec_crash.cpu_stepping;
+	p->arch = PTREC_EM_HOST;
 	p->nthreads = req->nthreads;
 	memcpy(p->comm, c->comm, sizeof(p->comm));
 	ptrec_self_exe(p->exe, sizeof(p->exe));
@@ -150,7 +155,7 @@ static void write_process(struct dump_ctx *c, const struct ptrec_dump_request *r
 static uint64_t context_sp(const void *ucontext)
 {
 	const ucontext_t *uc = ucontext;
-	return uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+	return uc ? ptrec_uc_sp(uc) : 0;
 }
 
 static void write_regs(struct dump_ctx *c, const struct ptrec_dump_request *req)
@@ -162,13 +167,24 @@ static void write_regs(struct dump_ctx *c, const struct ptrec_dump_request *req)
 		return;
 	memset(&r, 0, sizeof(r));
 	r.tid = (uint32_t)req->tid;
+#if defined(__x86_64__)
 	r.count = PTREC_REG_COUNT;
 	/* glibc's gregs order (REG_R8 .. REG_CR2) is the dump's order. */
 	for (int i = 0; i < PTREC_REG_COUNT && i < NGREG; i++)
 		r.gregs[i] = (uint64_t)uc->uc_mcontext.gregs[i];
-	rec_begin(c, PTREC_REC_REGS, sizeof(r));
-	out(c, &r, sizeof(r));
-	out_pad(c, sizeof(r));
+#else
+	/* the kernel's sigcontext order: regs[31], sp, pc, pstate */
+	r.count = PTREC_A64_COUNT;
+	for (int i = 0; i < 31; i++)
+		r.gregs[i] = uc->uc_mcontext.regs[i];
+	r.gregs[PTREC_A64_SP] = uc->uc_mcontext.sp;
+	r.gregs[PTREC_A64_PC] = uc->uc_mcontext.pc;
+	r.gregs[PTREC_A64_PSTATE] = uc->uc_mcontext.pstate;
+#endif
+	size_t len = PTREC_DUMP_REGS_SIZE(r.count);
+	rec_begin(c, PTREC_REC_REGS, len);
+	out(c, &r, len);
+	out_pad(c, len);
 }
 
 /* ---- STATUS ---------------------------------------------------------------------------- */
@@ -406,15 +422,26 @@ static void maps_add(struct dump_ctx *c, const char *l, size_t n, uint64_t sp)
 	c->maps_len += n + 1;
 }
 
-/* Reads /proc/thread-self/maps (or the maps kept open before a chroot) line by line through
- * the bounce buffer. */
+/* Reads /proc/self/maps (or the maps kept open before a chroot) line by line through the
+ * bounce buffer.  Once the main thread has exited /proc/self/maps reads empty: then
+ * /proc/thread-self/maps (the order of ptrec_self_exe, for the same reasons). */
+static void read_maps_from(struct dump_ctx *c, uint64_t sp, int fd);
+
 static void read_maps(struct dump_ctx *c, uint64_t sp)
+{
+	int fd = ptrec_crash_open_read("/proc/self/maps");
+	read_maps_from(c, sp, fd);
+	if (fd >= 0 && c->maps_len == 0) {
+		fd = ptrec_crash_open_read("/proc/thread-self/maps");
+		if (fd >= 0)
+			read_maps_from(c, sp, fd);
+	}
+}
+
+static void read_maps_from(struct dump_ctx *c, uint64_t sp, int fd)
 {
 	char *buf = (char *)c->bounce;
 	size_t have = 0, off = 0;
-	int fd = ptrec_crash_open_read("/proc/thread-self/maps"); /* see ptrec_self_exe */
-	if (fd < 0 && errno == ENOENT)
-		fd = ptrec_crash_open_read("/proc/self/maps");
 	c->maps_len = 0;
 	c->maps_left_out = 0;
 	for (;;) {

@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/fd_id.h"
 #include "core/safe_str.h"
 #include "crash/crash.h"
@@ -273,13 +274,7 @@ static int tool_main(void *arg)
  * or -errno. */
 static long raw_wait4(long pid, int *status, long options)
 {
-	long ret;
-	register long r10 __asm__("r10") = 0;
-	__asm__ volatile("syscall"
-	                 : "=a"(ret)
-	                 : "0"((long)SYS_wait4), "D"(pid), "S"(status), "d"(options), "r"(r10)
-	                 : "rcx", "r11", "memory");
-	return ret;
+	return ptrec_raw_syscall4(SYS_wait4, pid, (long)(uintptr_t)status, options, 0);
 }
 
 /* In the runner: starts the tool a->minidump names and waits for it, killing it once *waited
@@ -442,7 +437,15 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 	struct child_args args = {.s = s, .out = out, .dmp = dmp, .dump = dump,
 	                          .timeout_ms = timeout_ms};
 	int saved_errno = errno;
+	int wait_flags = __WCLONE;
 	pid_t pid = clone(runner_main, stack_top(s, 0), CLONE_VM, &args);
+	if (pid < 0 && errno == EINVAL) {
+		/* qemu-user emulates CLONE_VM only for threads and other clones only as fork with
+		 * SIGCHLD: there (and only there) the runner is a copy the application could see
+		 * (its outcome comes back in its exit status all the same). */
+		pid = clone(runner_main, stack_top(s, 0), SIGCHLD, &args);
+		wait_flags = 0;
+	}
 	if (pid < 0) {
 		close(out);
 		unlink(s->txt);
@@ -454,7 +457,7 @@ int ptrec_report_run(const char *dump, unsigned timeout_ms)
 		return -PTREC_EIO;
 	}
 	long r;
-	while ((r = raw_wait4(pid, &status, __WCLONE)) == -EINTR)
+	while ((r = raw_wait4(pid, &status, wait_flags)) == -EINTR)
 		;
 	int code = WEXITSTATUS(status) & ~RUNNER_MINIDUMP_OK;
 	if (r == pid && WIFEXITED(status) && (code >> 1) >= REPORT_OK && (code >> 1) <= REPORT_FAILED) {

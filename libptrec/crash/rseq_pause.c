@@ -29,13 +29,23 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 
+#include "core/arch.h"
 #include "crash/rseq_pause.h"
 
-#ifndef SYS_rseq
+
+#if !defined(SYS_rseq) && defined(__x86_64__)
 #define SYS_rseq 334 /* x86-64, Linux 4.18 */
+#elif !defined(SYS_rseq)
+#define SYS_rseq 293 /* aarch64 (the generic table), Linux 4.18 */
 #endif
 #define RSEQ_FLAG_UNREGISTER 1
-#define RSEQ_SIG_X86 0x53053053u /* the signature glibc registers with on x86 */
+/* the signature glibc registers with: on x86 0x53053053, on aarch64 (little-endian) the
+ * instruction word 0xd428bc00 (brk #0x45e0) */
+#if defined(__x86_64__)
+#define RSEQ_SIG 0x53053053u
+#else
+#define RSEQ_SIG 0xd428bc00u
+#endif
 #define RSEQ_CS_OFFSET 8         /* struct rseq: cpu_id_start, cpu_id, then rseq_cs */
 #define RSEQ_LEN_MIN 32
 #define RSEQ_LEN_MAX 512
@@ -51,19 +61,17 @@ static __thread uint64_t paused_cs __attribute__((tls_model("initial-exec")));
  * Returns 0 or -errno. */
 static long raw_rseq(uintptr_t area, unsigned len, int flags)
 {
-	long ret;
-	register long r10 __asm__("r10") = (long)RSEQ_SIG_X86;
-	__asm__ volatile("syscall"
-	                 : "=a"(ret)
-	                 : "0"((long)SYS_rseq), "D"(area), "S"((long)len), "d"((long)flags), "r"(r10)
-	                 : "rcx", "r11", "memory");
-	return ret;
+	return ptrec_raw_syscall4(SYS_rseq, (long)area, (long)len, (long)flags, (long)RSEQ_SIG);
 }
 
 static uintptr_t thread_pointer(void)
 {
 	uintptr_t tp;
+#if defined(__x86_64__)
 	__asm__("movq %%fs:0, %0" : "=r"(tp));
+#else
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#endif
 	return tp;
 }
 

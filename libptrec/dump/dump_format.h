@@ -1,6 +1,8 @@
 /* dump_format.h — the on-disk layout of a ptrec dump (.ptrec file).  doc/dump-format.md is the
  * prose version of this header; the writer (dump_write.c, crash-time) and the reader
- * (dump_read.c) both follow it.  All integers are little-endian (x86-64 native). */
+ * (dump_read.c) both follow it.  All integers are little-endian (x86-64 and aarch64 Linux are).
+ * The machine that wrote a dump is PROCESS.arch (an ELF e_machine; 0 in dumps written before
+ * it existed, which were all x86-64): it decides how REGS and TASK.nr read. */
 #ifndef PTREC_DUMP_FORMAT_H
 #define PTREC_DUMP_FORMAT_H
 
@@ -71,7 +73,8 @@ struct ptrec_dump_process {
 	uint32_t cpu_model;    /* CPUID display model */
 	uint32_t cpu_stepping; /* CPUID stepping */
 	uint32_t nthreads;     /* number of THREAD records that follow */
-	uint32_t reserved;
+	uint32_t arch;         /* ELF e_machine of the writer: 62 (EM_X86_64) or 183 (EM_AARCH64);
+	                          0 (older dumps) means x86-64 */
 	char comm[16];         /* /proc/self/comm, NUL-terminated */
 	char exe[256];         /* /proc/self/exe target, NUL-terminated, may be truncated */
 	char reason[512];      /* snapshot reason or assertion text, NUL-terminated */
@@ -100,11 +103,30 @@ enum ptrec_dump_reg {
 	PTREC_REG_COUNT
 };
 
+/* aarch64 registers, in the order of the kernel's struct sigcontext: x0 .. x30 (x29 the frame
+ * pointer, x30 the link register), sp, pc, pstate. */
+enum ptrec_dump_reg_a64 {
+	PTREC_A64_X0 = 0, PTREC_A64_FP = 29, PTREC_A64_LR = 30, PTREC_A64_SP = 31,
+	PTREC_A64_PC = 32, PTREC_A64_PSTATE = 33, PTREC_A64_COUNT = 34
+};
+
+#define PTREC_REG_MAX 34 /* the most registers of any arch */
+
+/* On disk: tid, count, then count values (count = PTREC_REG_COUNT on x86-64, PTREC_A64_COUNT on
+ * aarch64; the payload is 8 + 8 * count bytes).  In memory gregs has room for every arch. */
 struct ptrec_dump_regs {
 	uint32_t tid;                  /* thread the registers belong to */
-	uint32_t count;                /* PTREC_REG_COUNT */
-	uint64_t gregs[PTREC_REG_COUNT]; /* values, indexed by enum ptrec_dump_reg */
+	uint32_t count;                /* PTREC_REG_COUNT or PTREC_A64_COUNT (by PROCESS.arch) */
+	uint64_t gregs[PTREC_REG_MAX]; /* values, indexed by enum ptrec_dump_reg (x86-64) or
+	                                  enum ptrec_dump_reg_a64 (aarch64) */
 };
+#define PTREC_DUMP_REGS_SIZE(count) (8u + 8u * (count)) /* payload bytes of a REGS record */
+
+/* The ELF machine of a PROCESS record's arch field (0: x86-64, the dumps before the field). */
+static inline uint32_t ptrec_dump_arch(uint32_t arch)
+{
+	return arch ? arch : 62u;
+}
 
 /* Thread flags. */
 #define PTREC_THREAD_CRASHED 0x1u /* this thread raised the signal / assertion / snapshot */
@@ -196,7 +218,7 @@ enum ptrec_dump_task_state {
 struct ptrec_dump_task {
 	uint32_t tid;          /* the thread (its THREAD record's tid) */
 	uint32_t state;        /* enum ptrec_dump_task_state */
-	int64_t nr;            /* system call number (x86-64), -1 outside one */
+	int64_t nr;            /* system call number (of PROCESS.arch), -1 outside one */
 	uint64_t args[6];      /* its arguments (PTREC_TASK_SYSCALL) */
 	uint64_t sp;           /* user stack pointer (SYSCALL, BLOCKED) */
 	uint64_t pc;           /* user pc: after the syscall instruction (SYSCALL, BLOCKED) */

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/file_open.h"
 #include "dump/dump_read.h"
 #include "ptrec.h"
@@ -239,9 +240,10 @@ static int read_process(struct ptrec_dump *d, const uint8_t *payload, uint64_t s
 	    terminate(p->reason, sizeof(p->reason)))
 		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": PROCESS strings not "
 		           "NUL-terminated; cut", po);
-	if (p->reserved)
-		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": PROCESS reserved field not zero",
-		           po + offsetof(struct ptrec_dump_process, reserved));
+	p->arch = ptrec_dump_arch(p->arch);
+	if (p->arch != PTREC_EM_X86_64 && p->arch != PTREC_EM_AARCH64)
+		return fail(err, -PTREC_EFORMAT, po + offsetof(struct ptrec_dump_process, arch),
+		            "PROCESS arch %" PRIu32 " is not x86-64 (62) or aarch64 (183)", p->arch);
 	return 0;
 }
 
@@ -274,15 +276,18 @@ static int read_regs(struct ptrec_dump *d, const uint8_t *payload, uint64_t size
                      uint64_t off, struct ptrec_dump_error *err)
 {
 	struct ptrec_dump_regs r;
+	int a64 = d->process.arch == PTREC_EM_AARCH64;
+	uint32_t want = a64 ? PTREC_A64_COUNT : PTREC_REG_COUNT;
 
-	if (size != sizeof(r))
+	if (size != PTREC_DUMP_REGS_SIZE(want))
 		return fail(err, -PTREC_EFORMAT, off + 8,
-		            "REGS record has %" PRIu64 " payload bytes, expected %zu", size,
-		            sizeof(r));
-	memcpy(&r, payload, sizeof(r));
-	if (r.count != PTREC_REG_COUNT)
+		            "REGS record has %" PRIu64 " payload bytes, expected %u (%s)", size,
+		            PTREC_DUMP_REGS_SIZE(want), a64 ? "aarch64" : "x86-64");
+	memset(&r, 0, sizeof(r));
+	memcpy(&r, payload, PTREC_DUMP_REGS_SIZE(want));
+	if (r.count != want)
 		return fail(err, -PTREC_EFORMAT, off + 16 + 4,
-		            "REGS count %" PRIu32 ", expected %d", r.count, PTREC_REG_COUNT);
+		            "REGS count %" PRIu32 ", expected %" PRIu32, r.count, want);
 	if (d->has_regs) {
 		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": second REGS record ignored", off);
 		return 0;

@@ -9,9 +9,14 @@
 
 static void cpuid_exec(uint32_t leaf, uint32_t subleaf, struct ptrec_cpuid_regs *r)
 {
-	uint32_t a, b, c, d;
+	uint32_t a = 0, b = 0, c = 0, d = 0;
 
+#if defined(__x86_64__)
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(leaf), "c"(subleaf));
+#else
+	(void)leaf; /* no CPUID: every leaf reads 0, so nothing (no PT, no vendor) is enumerated */
+	(void)subleaf;
+#endif
 	r->eax = a;
 	r->ebx = b;
 	r->ecx = c;

@@ -152,8 +152,9 @@ enum ptrec_report_origin ptrec_report_origin(const struct ptrec_dump_process *p,
 /* What the event thread did, for its label: "crashed" (crash, assertion), "took the
  * snapshot", "watch over budget". */
 const char *ptrec_report_role(const struct ptrec_report *r);
-/* The x86-64 name of system call nr ("epoll_wait"), or NULL for one this table lacks. */
-const char *ptrec_report_syscall_name(int64_t nr);
+/* The name of system call nr of the machine arch (PROCESS.arch: x86-64 or aarch64), e.g.
+ * "epoll_wait", or NULL for one the tables lack. */
+const char *ptrec_report_syscall_name(uint32_t arch, int64_t nr);
 /* What a TASK state says, for the reports: "blocked in a system call", "running", ... */
 const char *ptrec_report_task_state(uint32_t state);
 /* 1 if a marker value is a watch's begin/end marker (PTREC_MARK_WATCH_TAG). */

@@ -101,12 +101,12 @@ static void jspan_time(const struct ptrec_report_thread *t, FILE *out)
 }
 
 /* "task": what the kernel showed of the thread (TASK record). */
-static void jtask(const struct ptrec_dump_task *k, FILE *out)
+static void jtask(uint32_t arch, const struct ptrec_dump_task *k, FILE *out)
 {
 	static const char *const states[] = {"?", "syscall", "blocked", "running", "unreadable"};
 	fprintf(out, ",\"task\":{\"state\":\"%s\"", states[k->state <= 4 ? k->state : 0]);
 	if (k->state == PTREC_TASK_SYSCALL) {
-		const char *name = ptrec_report_syscall_name(k->nr);
+		const char *name = ptrec_report_syscall_name(arch, k->nr);
 		fprintf(out, ",\"syscall\":{\"nr\":%" PRId64, k->nr);
 		if (name) {
 			fputs(",\"name\":", out);
@@ -149,7 +149,7 @@ static void jthread(struct ptrec_report *r, const struct ptrec_report_thread *t,
 	}
 	fprintf(out, ",\"flags\":%" PRIu32, h->flags);
 	if (t->task)
-		jtask(t->task, out);
+		jtask(r->dump->process.arch, t->task, out);
 	fprintf(out, ",\"ring\":{\"size\":%" PRIu64 ",\"head\":%" PRIu64 ",\"bytes\":%" PRIu64
 	        ",\"wrapped\":%s}", h->ring_size, h->head, h->data_size,
 	        h->flags & PTREC_THREAD_WRAPPED ? "true" : "false");

@@ -263,7 +263,7 @@ static void print_task(const struct ptrec_report *r, const struct ptrec_report_t
 	fprintf(out, "state:    %s", ptrec_report_task_state(k->state));
 	switch (k->state) {
 	case PTREC_TASK_SYSCALL: {
-		const char *name = ptrec_report_syscall_name(k->nr);
+		const char *name = ptrec_report_syscall_name(r->dump->process.arch, k->nr);
 		fprintf(out, ": %s (%" PRId64 "), args", name ? name : "syscall", k->nr);
 		for (int i = 0; i < 6; i++)
 			fprintf(out, " 0x%" PRIx64, k->args[i]);

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include "ptrec.h"
+#include "core/arch.h"
 #include "report/report.h"
 
 const char *ptrec_report_signal_name(int signo)
@@ -168,11 +169,37 @@ uint64_t ptrec_tsc_to_ns(const struct ptrec_dump_thread *t, uint64_t tsc, int *e
 	return t->time_zero + quot * t->time_mult + ((rem * t->time_mult) >> t->time_shift);
 }
 
-const char *ptrec_report_syscall_name(int64_t nr)
+/* A system call number and its name. */
+struct syscall_name {
+	int16_t nr;
+	const char *name;
+};
+
+const char *ptrec_report_syscall_name(uint32_t arch, int64_t nr)
 {
-	/* The x86-64 numbers of the calls threads of a server are found blocked in, and a few
-	 * more; others print as their number. */
-	static const struct { int16_t nr; const char *name; } calls[] = {
+	/* The numbers of the calls threads of a server are found blocked in, and a few more;
+	 * others print as their number.  aarch64 has the generic table (asm-generic/unistd.h):
+	 * no poll, select, pause or epoll_wait, only their p-variants. */
+	static const struct syscall_name a64[] = {
+		{63, "read"}, {64, "write"}, {57, "close"}, {73, "ppoll"}, {72, "pselect6"},
+		{222, "mmap"}, {29, "ioctl"}, {67, "pread64"}, {68, "pwrite64"}, {65, "readv"},
+		{66, "writev"}, {124, "sched_yield"}, {101, "nanosleep"}, {71, "sendfile"},
+		{203, "connect"}, {202, "accept"}, {206, "sendto"}, {207, "recvfrom"},
+		{211, "sendmsg"}, {212, "recvmsg"}, {260, "wait4"}, {193, "semop"}, {188, "msgrcv"},
+		{25, "fcntl"}, {32, "flock"}, {82, "fsync"}, {83, "fdatasync"},
+		{137, "rt_sigtimedwait"}, {133, "rt_sigsuspend"}, {98, "futex"},
+		{4, "io_getevents"}, {128, "restart_syscall"}, {192, "semtimedop"},
+		{115, "clock_nanosleep"}, {22, "epoll_pwait"}, {95, "waitid"}, {56, "openat"},
+		{76, "splice"}, {242, "accept4"}, {243, "recvmmsg"}, {269, "sendmmsg"},
+		{426, "io_uring_enter"}, {441, "epoll_pwait2"}, {449, "futex_waitv"},
+	};
+	if (arch == PTREC_EM_AARCH64) {
+		for (size_t i = 0; i < sizeof(a64) / sizeof(a64[0]); i++)
+			if (a64[i].nr == nr)
+				return a64[i].name;
+		return NULL;
+	}
+	static const struct syscall_name calls[] = {
 		{0, "read"}, {1, "write"}, {3, "close"}, {7, "poll"}, {9, "mmap"}, {16, "ioctl"},
 		{17, "pread64"}, {18, "pwrite64"}, {19, "readv"}, {20, "writev"}, {23, "select"},
 		{24, "sched_yield"}, {34, "pause"}, {35, "nanosleep"}, {40, "sendfile"},

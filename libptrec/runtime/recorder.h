@@ -137,13 +137,24 @@ struct ptrec_snap_site {
 };
 
 /* Fills *s from inside a public function that has a frame pointer (the macro uses
- * __builtin_frame_address, which gives the function one). */
+ * __builtin_frame_address, which gives the function one).  On aarch64 the frame record
+ * (x29, x30) may lie anywhere in the frame: the caller's sp is the CFA, and the return address
+ * loses its pointer-authentication bits. */
+#if defined(__x86_64__)
 #define PTREC_SNAP_SITE(s) do { \
 	uint64_t *fa_ = (uint64_t *)__builtin_frame_address(0); \
 	(s)->pc = (uint64_t)(uintptr_t)__builtin_return_address(0); \
 	(s)->fp = fa_[0]; \
 	(s)->sp = (uint64_t)(uintptr_t)(fa_ + 2); \
 } while (0)
+#else
+#define PTREC_SNAP_SITE(s) do { \
+	uint64_t *fa_ = (uint64_t *)__builtin_frame_address(0); \
+	(s)->pc = (uint64_t)(uintptr_t)__builtin_return_address(0) & ((1ull << 48) - 1); \
+	(s)->fp = fa_[0]; \
+	(s)->sp = (uint64_t)(uintptr_t)__builtin_dwarf_cfa(); \
+} while (0)
+#endif
 
 /* Takes a snapshot for event (PTREC_EVENT_SNAPSHOT or _WATCH): claims a queue slot, freezes
  * and copies the caller's ring and, with all_threads, every other attached thread's, notes the

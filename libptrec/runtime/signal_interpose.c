@@ -464,12 +464,28 @@ PTREC_API WEAK int sigaltstack(const stack_t *ss, stack_t *old)
 
 /* The stack pointer env jumps to: glibc x86-64 keeps it in __jmpbuf[6] (JB_RSP), mangled as
  * rol(sp ^ guard, 17) with the pointer guard at %fs:0x30. */
+#if defined(__x86_64__)
 static uintptr_t jump_target_sp(const struct __jmp_buf_tag *env)
 {
 	uintptr_t guard, v = (uintptr_t)env->__jmpbuf[6];
 	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
 	return ((v >> 17) | (v << 47)) ^ guard;
 }
+#else
+/* glibc aarch64 keeps it in __jmpbuf[13] (JB_SP), mangled as sp ^ guard with a guard
+ * (__pointer_chk_guard) that no public symbol gives: learned from a _setjmp of our own, whose
+ * stack pointer is this function's. */
+__attribute__((noinline)) static uintptr_t jump_target_sp(const struct __jmp_buf_tag *env)
+{
+	jmp_buf own;
+	uintptr_t sp;
+	if (_setjmp(own))
+		return 0;
+	__asm__ volatile("mov %0, sp" : "=r"(sp));
+	uintptr_t guard = (uintptr_t)own[0].__jmpbuf[13] ^ sp;
+	return (uintptr_t)env->__jmpbuf[13] ^ guard;
+}
+#endif
 
 __attribute__((noreturn)) static void jump_through(longjmp_fn *real, const char *name,
                                                     struct __jmp_buf_tag *env, int val)

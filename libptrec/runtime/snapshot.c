@@ -18,6 +18,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/safe_str.h"
 #include "runtime/recorder.h"
 
@@ -108,9 +109,7 @@ static void copy_context(struct ptrec_snap_job *job, const struct ptrec_snap_sit
 	if (job->nth && job->th[0].tid == job->tid && prctl(PR_GET_NAME, job->th[0].name, 0, 0, 0))
 		job->th[0].name[0] = '\0';
 	getcontext(&job->uc);
-	job->uc.uc_mcontext.gregs[REG_RIP] = (greg_t)site->pc;
-	job->uc.uc_mcontext.gregs[REG_RSP] = (greg_t)site->sp;
-	job->uc.uc_mcontext.gregs[REG_RBP] = (greg_t)site->fp;
+	ptrec_uc_set(&job->uc, site->pc, site->sp, site->fp);
 	job->stack_addr = site->sp;
 	job->stack_len = ptrec_safe_copy(job->stack, job->stack_addr, sizeof(job->stack));
 	if (!job->stack_len) /* the stack's end is nearer than PTREC_SNAP_STACK: try less */

@@ -50,11 +50,13 @@ static inline uint64_t coarse_ns(void)
 /* Puts a marker with value into the calling thread's history. */
 static inline void mark(uint64_t value)
 {
+#if defined(__x86_64__)
 	if (ptrec_pt_ptwrite) {
 		/* ptwrite %rax (F3 REX.W 0F AE /4), spelled out for old assemblers. */
 		__asm__ volatile(".byte 0xf3, 0x48, 0x0f, 0xae, 0xe0" : : "a"(value) : "memory");
 		return;
 	}
+#endif
 	ptrec_soft_mark(value);
 }
 

@@ -31,7 +31,7 @@ static int try_candidate(const struct ptrec_elf *elf, const char *cand, int want
 	rc = ptrec_elf_open_file(cand, dbg, &quiet);
 	ptrec_warnings_free(&quiet);
 	if (rc) {
-		ptrec_warn(w, "%s: debug file candidate is not a readable x86-64 ELF; ignored", cand);
+		ptrec_warn(w, "%s: debug file candidate is not a readable x86-64 or aarch64 ELF; ignored", cand);
 		return -1;
 	}
 	if (elf->build_id_len) {

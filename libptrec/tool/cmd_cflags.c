@@ -13,13 +13,15 @@
 /* Which compiler family $CC is. */
 enum family { FAM_UNKNOWN, FAM_GCC, FAM_CLANG };
 
-/* Runs `CC -dM -E -x c /dev/null` and looks for the compilers' own macros. */
-static enum family probe(const char *cc)
+/* Runs `CC -dM -E -x c /dev/null` and looks for the compilers' own macros; *a64 = 1 when it
+ * compiles for aarch64. */
+static enum family probe(const char *cc, int *a64)
 {
 	char cmd[4200], line[512];
 	enum family f = FAM_UNKNOWN;
 	int gnuc = 0;
 
+	*a64 = 0;
 	if (snprintf(cmd, sizeof(cmd), "%s -dM -E -x c /dev/null 2>/dev/null", cc) >= (int)sizeof(cmd))
 		return FAM_UNKNOWN;
 	FILE *p = popen(cmd, "r");
@@ -30,6 +32,8 @@ static enum family probe(const char *cc)
 			f = FAM_CLANG;
 		else if (!strncmp(line, "#define __GNUC__ ", 17))
 			gnuc = 1;
+		else if (!strncmp(line, "#define __aarch64__ ", 20))
+			*a64 = 1;
 	}
 	if (pclose(p) != 0)
 		return FAM_UNKNOWN;
@@ -46,7 +50,8 @@ static void usage(FILE *out)
 	        "function entries (-fpatchable-function-entry=5), which ptrec_init turns into\n"
 	        "calls of the entry hook; Clang -finstrument-functions-after-inlining.  Both\n"
 	        "survive LTO (-flto, -flto=auto, -flto=thin, -ffat-lto-objects) and are safe on\n"
-	        "the link line too (CFLAGS there, as Autotools and CMake do).  Link with\n"
+	        "the link line too (CFLAGS there, as Autotools and CMake do).  GCC for aarch64\n"
+	        "gets -finstrument-functions (no patching there yet).  Link with\n"
 	        "`pkg-config --libs libptrec`.  See doc/instrumented.md.\n");
 }
 
@@ -63,12 +68,15 @@ int cmd_cflags(int argc, char **argv)
 	}
 	if (!cc || !*cc)
 		cc = "cc";
-	switch (probe(cc)) {
+	int a64;
+	switch (probe(cc, &a64)) {
 	case FAM_CLANG:
 		printf("-finstrument-functions-after-inlining\n");
 		return TOOL_EXIT_OK;
 	case FAM_GCC:
-		printf("-fpatchable-function-entry=5\n");
+		/* aarch64: no entry patching there yet (the x86-64 trampoline and patcher):
+		 * calls and returns both recorded (doc/instrumented.md). */
+		printf(a64 ? "-finstrument-functions\n" : "-fpatchable-function-entry=5\n");
 		return TOOL_EXIT_OK;
 	default:
 		tool_error(NULL, -1, "cannot tell which compiler '%s' is (it does not run, or is "

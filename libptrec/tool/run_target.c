@@ -19,6 +19,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/elf_check.h"
 #include "platform/cpuid.h"
 #include "platform/pmu_sysfs.h"
@@ -140,7 +141,12 @@ static int check_elf(const char *path, int fd, const struct stat *st, const uint
 		return -1;
 	}
 	if (!h.is64) {
-		tool_error(path, -1, "a 32-bit program: libptrec is built for x86-64 only");
+		tool_error(path, -1, "a 32-bit program: libptrec is built for %s only", PTREC_ARCH_NAME);
+		return -1;
+	}
+	if (h.machine != PTREC_EM_HOST) {
+		tool_error(path, -1, "a program for another machine (ELF e_machine %u): libptrec is "
+		           "built for %s", (unsigned)h.machine, PTREC_ARCH_NAME);
 		return -1;
 	}
 	if (h.phnum == 0 || !ptrec_elf_phdrs_within(&h, (uint64_t)st->st_size)) {

@@ -251,7 +251,11 @@ static volatile uint64_t *rseq_cs_word(void)
 	uintptr_t tp;
 	if (!&__rseq_offset || !&__rseq_size || __rseq_size == 0)
 		return NULL;
+#if defined(__x86_64__)
 	__asm__("movq %%fs:0, %0" : "=r"(tp));
+#else
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#endif
 	char *area = (char *)tp + __rseq_offset;
 	if (*(volatile int32_t *)(area + 4) < 0) /* cpu_id */
 		return NULL;

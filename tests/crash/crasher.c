@@ -39,6 +39,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/audit.h>
+#if defined(__x86_64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
+#else
+#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -91,7 +96,11 @@ __attribute__((noinline)) static void crash_bus(void)
 
 __attribute__((noinline)) static void crash_ill(void)
 {
+#if defined(__x86_64__)
 	__asm__ volatile("ud2");
+#else
+	__asm__ volatile("udf #0");
+#endif
 }
 
 __attribute__((noinline)) static void crash_fpe(void)
@@ -102,14 +111,18 @@ __attribute__((noinline)) static void crash_fpe(void)
 
 __attribute__((noinline)) static void crash_trap(void)
 {
+#if defined(__x86_64__)
 	__asm__ volatile("int3");
+#else
+	__asm__ volatile("brk #0");
+#endif
 }
 
 __attribute__((noinline)) static void crash_sys(void)
 {
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getpriority, 0, 1),
@@ -129,9 +142,16 @@ __attribute__((noinline)) static void crash_jit(void)
 	                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		exit(99);
+#if defined(__x86_64__)
 	memset(code, 0x90, 64);  /* nops, then ud2 */
 	code[64] = 0x0f;
 	code[65] = 0x0b;
+#else
+	for (int i = 0; i < 16; i++) /* nops, then udf #0 */
+		memcpy(code + 4 * i, &(uint32_t){0xd503201fu}, 4);
+	memset(code + 64, 0, 4);
+	__builtin___clear_cache((char *)code, (char *)code + 68);
+#endif
 	((void (*)(void))(void *)code)();
 }
 

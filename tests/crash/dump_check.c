@@ -126,10 +126,15 @@ int main(int argc, char **argv)
 			break;
 		}
 		case PTREC_REC_REGS: {
+			/* x86-64 or aarch64 registers, told by their count; "rip" is the pc */
 			struct ptrec_dump_regs rg;
-			if (r.size != sizeof(rg)) fail("REGS size", (long long)off);
-			memcpy(&rg, buf + pay, sizeof(rg));
-			rip = rg.gregs[PTREC_REG_RIP];
+			if (r.size != PTREC_DUMP_REGS_SIZE(PTREC_REG_COUNT) &&
+			    r.size != PTREC_DUMP_REGS_SIZE(PTREC_A64_COUNT))
+				fail("REGS size", (long long)off);
+			memset(&rg, 0, sizeof(rg));
+			memcpy(&rg, buf + pay, r.size);
+			if (rg.count != (r.size - 8) / 8) fail("REGS count", (long long)off);
+			rip = rg.gregs[rg.count == PTREC_A64_COUNT ? PTREC_A64_PC : PTREC_REG_RIP];
 			printf("rip 0x%" PRIx64 "\n", rip);
 			break;
 		}

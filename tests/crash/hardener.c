@@ -70,6 +70,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/audit.h>
+#if defined(__x86_64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
+#else
+#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -233,7 +238,12 @@ static int sandbox(void)
 		SYS_read, SYS_write, SYS_close, SYS_exit, SYS_exit_group, SYS_brk, SYS_futex,
 		SYS_getpid, SYS_getuid, SYS_geteuid, SYS_getrandom, SYS_gettimeofday,
 		SYS_clock_gettime, SYS_madvise, SYS_mmap, SYS_mprotect, SYS_mremap, SYS_munmap,
-		SYS_nanosleep, SYS_clock_nanosleep, SYS_poll, SYS_select, SYS_pselect6,
+		SYS_nanosleep, SYS_clock_nanosleep, SYS_pselect6,
+#ifdef SYS_poll
+		SYS_poll, SYS_select,
+#else /* aarch64: only the p-variants */
+		SYS_ppoll,
+#endif
 		SYS_rt_sigprocmask, SYS_shutdown,
 	};
 	enum { N = sizeof(allowed) / sizeof(allowed[0]) };
@@ -242,7 +252,7 @@ static int sandbox(void)
 
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 	                                      offsetof(struct seccomp_data, arch));
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 	                                      offsetof(struct seccomp_data, nr));

@@ -6,6 +6,8 @@
 # handler.  libptrec runs the handler on the thread's own stack, which lies above libptrec's
 # signal stack: gdb took the frame that switched stacks for a corrupt one and stopped there
 # ("previous frame inner to this frame"), short of the signal frame and the faulting function.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_under_qemu_user "gdb cannot ptrace a program qemu-user runs"
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 : "${top_builddir:?}"

@@ -18,6 +18,8 @@
 # - the sleeper's stack shows nanosleep and sleeper_b, then stops saying "rbp unknown: the
 #   thread was in a system call"; nothing is guessed: every thread's stack is the start of
 #   gdb's.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_under_qemu_user "/proc/PID/task/TID/syscall shows qemu's own x86-64 threads, not the program's sp and pc"
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 : "${top_srcdir:?}" "${top_builddir:?}" "${PTREC_TOOL:?}"

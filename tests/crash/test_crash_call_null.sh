@@ -3,6 +3,8 @@
 # callback.  The fault is at pc 0, and the registers are in the dump all the same: the report's
 # faulting instruction is at address 0x0 (not "unknown"), and the unwound stack goes on from the
 # return address the call left at SP into crash_call_null and its callers.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_on_aarch64 "a call through a null pointer: the return address is in x30, which the report's unwinder does not use yet (x86-64 only so far)"
 . "$top_srcdir/tests/crash/crash_common.sh"
 crash_run call_null SEGV 'handle_request > crash_call_null'
 first_fault 0x0

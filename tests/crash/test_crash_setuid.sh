@@ -4,6 +4,8 @@
 # - once it makes itself dumpable again, its dump never lands where nobody could not create
 #   files (its cwd, root's 0755 directory): the first place nobody may write is /var/tmp, under
 #   a name with an unpredictable suffix.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_under_qemu_user "binfmt_misc without the C flag runs set-user-ID programs as their caller"
 . "$top_srcdir/tests/crash/hardening_common.sh"
 as_nobody_setup "making a setuid-root copy"
 mkdir -m 755 "$scratch/cwd"

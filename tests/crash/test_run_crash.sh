@@ -3,6 +3,8 @@
 # libptrec crashes; it dies of SIGSEGV as it would have, and the dump and report name the
 # faulting function and its caller from the program's symbol table.  No PT here: the
 # recorder falls back (no branch history, never faked) and the report says so.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_on_aarch64 "the program is not instrumented: the caller comes from the unwinder, which is x86-64 only so far"
 . "$top_srcdir/tests/crash/run_common.sh"
 
 "${NM:-nm}" "$plain" | grep -q ' ptrec_init$' && fail "plain_crasher must not contain libptrec"

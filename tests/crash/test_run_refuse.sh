@@ -2,6 +2,8 @@
 # Refusals: `ptrec run` does not start a program the loader would not preload libptrec into,
 # or one that has libptrec already; it says why and exits 126 (127: not found), running
 # nothing.  A script is judged by its interpreter.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_under_qemu_user "the machine's own programs (/bin/sh) are x86-64: ptrec run refuses them as programs of another machine"
 . "$top_srcdir/tests/crash/run_common.sh"
 
 # refused PROG WHY: ptrec run -- PROG exits 126 with WHY on stderr and PROG did not run

@@ -2,6 +2,8 @@
 # The report child started at crash time (the tool that writes DUMP.txt) does not inherit
 # libptrec: no libptrec entry in its LD_PRELOAD (other entries stay) and no PTREC_PRELOAD,
 # so the tool never records itself.  PTREC_TOOL is a wrapper that saves its environment.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_on_aarch64 "the program is not instrumented: the caller comes from the unwinder, which is x86-64 only so far"
 . "$top_srcdir/tests/crash/run_common.sh"
 
 real_tool=$PTREC_TOOL

@@ -6,6 +6,8 @@
 # in the process before the filter goes on (the interposed seccomp_load), so it dies of the
 # SIGSEGV (139) as without libptrec, with nothing written.  The program declares the few
 # libseccomp functions it calls (libseccomp's header is not needed) and links libseccomp.so.2.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_under_qemu_user "no aarch64 libseccomp to build the test program with"
 . "$top_srcdir/tests/crash/run_common.sh"
 lib=
 for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /usr/lib64 /lib64 /usr/lib /lib; do

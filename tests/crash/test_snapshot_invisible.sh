@@ -4,6 +4,8 @@
 # reaps one pid with waitpid(-1), both for the child it forked itself; its signal mask,
 # SIGCHLD disposition and descriptors are unchanged; and the report process (seen through a
 # PTREC_TOOL wrapper that lists its descriptors) inherits none of the server's (fds 5, 57).
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_under_qemu_user "qemu-user emulates CLONE_VM only for threads: the report runner is a child the application sees"
 . "$top_srcdir/tests/crash/snapshot_common.sh"
 : "${PTREC_TOOL:?}"
 prog="$top_builddir/tests/crash/reaper"

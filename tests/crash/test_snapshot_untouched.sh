@@ -2,6 +2,8 @@
 # A snapshot's report runs in processes that share the application's memory and never copy it
 # (tests/crash/reaper.c untouched): after the report, writing 4096 pages the application wrote
 # before costs it no copy-on-write faults.  The report itself is written.
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_under_qemu_user "qemu-user emulates CLONE_VM only for threads: the report runner is a child the application sees"
 . "$top_srcdir/tests/crash/snapshot_common.sh"
 : "${PTREC_TOOL:?}"
 prog="$top_builddir/tests/crash/reaper"

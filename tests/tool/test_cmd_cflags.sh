@@ -1,6 +1,6 @@
 #!/bin/sh
 # `ptrec cflags` prints the recommended instrumentation for $CC (GCC: patchable function
-# entries, made calls of __ptrec_fentry at ptrec_init; Clang:
+# entries, made calls of __ptrec_fentry at ptrec_init, -finstrument-functions for aarch64; Clang:
 # -finstrument-functions-after-inlining), refuses a compiler it cannot identify; and a program
 # built with those flags and linked as `pkg-config --libs libptrec` says (-Wl,-u,
 # __ptrec_patch_module -lptrec_hooks -lptrec) calls its hooks directly, not through the PLT,
@@ -48,8 +48,11 @@ if "$OBJDUMP" -p "$libs/libptrec.so" | grep -q 'NEEDED.*libasan'; then
 	san="-fsanitize=address,undefined"
 	export ASAN_OPTIONS="detect_leaks=0"
 fi
+. "$top_srcdir/tests/common/qemu_user.sh"
+others=clang
+under_qemu_user && others="" # cross-built: only $CC makes programs for this libptrec
 tried=0
-for cc in "${CC:-cc}" clang; do
+for cc in "${CC:-cc}" $others; do
 	command -v "${cc%% *}" >/dev/null 2>&1 || continue
 	if [ -n "$san" ] && [ "$cc" = clang ]; then
 		echo "note: clang not tried: this libptrec.so is built with GCC's sanitizers"
@@ -59,6 +62,7 @@ for cc in "${CC:-cc}" clang; do
 	case "$flags" in
 	*-finstrument-functions-after-inlining*) hook=__cyg_profile_func_enter ;;
 	*-fpatchable-function-entry=5*) hook=patched ;;
+	-finstrument-functions) hook=__cyg_profile_func_enter ;; # GCC for aarch64
 	*) fail "unexpected flags for $cc: $flags" ;;
 	esac
 	# shellcheck disable=SC2086
@@ -82,8 +86,8 @@ for cc in "${CC:-cc}" clang; do
 		grep -v endbr64 "$work/quiet.txt" | sed -n 2p | grep -q 'nop$' &&
 			fail "$cc: the PTREC_NO_TRACE function has a patchable entry: $(cat "$work/quiet.txt")"
 	else
-		grep -q "call.*<$hook>" "$work/work.txt" || fail "$cc: work() does not call $hook directly: $(cat "$work/work.txt")"
-		grep -q "call.*<$hook@plt>" "$work/work.txt" && fail "$cc: work() calls $hook through the PLT"
+		grep -E -q "(call|bl)[[:space:]].*<$hook>" "$work/work.txt" || fail "$cc: work() does not call $hook directly: $(cat "$work/work.txt")"
+		grep -E -q "(call|bl)[[:space:]].*<$hook@plt>" "$work/work.txt" && fail "$cc: work() calls $hook through the PLT"
 		grep -q "$hook" "$work/quiet.txt" && fail "$cc: PTREC_NO_TRACE function is instrumented"
 	fi
 	(cd "$work" && LD_LIBRARY_PATH="$libs" exec ./prog) >"$work/out" || fail "$cc: the instrumented program failed"
@@ -92,6 +96,17 @@ for cc in "${CC:-cc}" clang; do
 			fail "$cc: the entries were not all patched: $(cat "$work/out")"
 	fi
 	[ ! -e "$work/gmon.out" ] || fail "$cc: a gmon.out appeared"
+	if [ "${PTREC_HOST_CPU:-}" = aarch64 ]; then
+		# pointer authentication: PAC-signed return addresses must not break the hooks
+		# shellcheck disable=SC2086
+		$cc -O2 $flags -mbranch-protection=standard -I"$top_srcdir/include" -c "$work/prog.c" \
+			-o "$work/prog.o" && $cc $san -o "$work/prog" "$work/prog.o" \
+			-L"$top_builddir/libptrec" -L"$libs" -lptrec_hooks -lptrec ||
+			fail "$cc cannot build with -mbranch-protection=standard"
+		"$OBJDUMP" -d "$work/prog" | grep -q -E 'paciasp|hint[[:space:]]+#0x19' ||
+			fail "$cc: -mbranch-protection=standard signs no return address"
+		(cd "$work" && LD_LIBRARY_PATH="$libs" exec ./prog) || fail "$cc: the PAC build failed"
+	fi
 	tried=$((tried + 1))
 	echo "ok: $cc -> $flags"
 done

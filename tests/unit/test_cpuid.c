@@ -325,6 +325,10 @@ static void test_this_machine(void)
 	struct ptrec_cpu_info ci;
 	uint32_t f = 0, m = 0, s = 0;
 
+#if !defined(__x86_64__)
+	printf("note: no CPUID on this machine; this-machine checks skipped\n");
+	return;
+#endif
 	read_proc_cpuinfo(&k);
 	if (!k.ok) {
 		printf("note: /proc/cpuinfo unreadable; this-machine checks skipped\n");

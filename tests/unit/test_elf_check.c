@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/arch.h"
 #include "core/elf_check.h"
 
 /* A minimal valid ELF-64 x86-64 header with n program headers right after it. */
@@ -45,14 +46,15 @@ int main(void)
 	const char *why;
 	Elf64_Ehdr e;
 
-	/* This very program: a little-endian x86-64 ELF-64 executable with program headers. */
+	/* This very program: a little-endian ELF-64 executable of this machine with program
+	 * headers. */
 	unsigned char self[PTREC_ELF_EHDR_MAX];
 	int fd = open("/proc/self/exe", O_RDONLY);
 	CHECK(fd >= 0 && read(fd, self, sizeof(self)) == (ssize_t)sizeof(self));
 	if (fd >= 0)
 		close(fd);
 	CHECK(check(self, sizeof(self), 0, &h, &why) == 0);
-	CHECK(h.is64 && h.machine == EM_X86_64 && h.phnum > 0 && h.phentsize == sizeof(Elf64_Phdr));
+	CHECK(h.is64 && h.machine == PTREC_EM_HOST && h.phnum > 0 && h.phentsize == sizeof(Elf64_Phdr));
 	CHECK(h.type == ET_DYN || h.type == ET_EXEC);
 
 	/* The fields come from the header. */
@@ -73,9 +75,13 @@ int main(void)
 	e = good64(1);
 	e.e_ident[EI_VERSION] = 0;
 	CHECK(check(&e, sizeof(e), 0, &h, &why) == -1 && !strcmp(why, "unknown ELF version"));
+	/* Both machines whose dumps the readers take; no other. */
 	e = good64(1);
 	e.e_machine = EM_AARCH64;
-	CHECK(check(&e, sizeof(e), 0, &h, &why) == -1 && !strcmp(why, "not an x86-64 ELF file"));
+	CHECK(check(&e, sizeof(e), 0, &h, &why) == 0 && h.machine == EM_AARCH64);
+	e.e_machine = EM_RISCV;
+	CHECK(check(&e, sizeof(e), 0, &h, &why) == -1 &&
+	      !strcmp(why, "not an x86-64 or aarch64 ELF file"));
 	e = good64(1);
 	e.e_phentsize = 32;
 	CHECK(check(&e, sizeof(e), 0, &h, &why) == -1 && !strcmp(why, "bad program header entry size"));

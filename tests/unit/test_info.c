@@ -293,9 +293,10 @@ static void text_keys(const char *out, struct keyset *k)
 			char path[PATH_MAX_ * 2] = "";
 
 			snprintf(stack[depth], PATH_MAX_, "%.*s", (int)klen, line + ind);
-			for (size_t i = 0; i <= depth; i++)
-				snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s",
-				         i ? "." : "", stack[i]);
+			for (size_t i = 0; i <= depth; i++) /* (a cut path is a wrong key: it fails) */
+				if (snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s",
+				             i ? "." : "", stack[i]) < 0)
+					break;
 			keyset_add(k, path);
 		}
 		line += len + (line[len] == '\n');
