@@ -246,7 +246,8 @@ static void load_module(struct ptrec_symbolizer *s, struct ptrec_module *m)
 			int err = errno;
 			if (!replace_file(s, m)) {
 				ptrec_warn(s->w, "%s: %s (%s); addresses shown as module+offset", path,
-				           rc == -PTREC_EIO ? "cannot read the file" : "not a valid x86-64 or aarch64 ELF",
+				           rc == -PTREC_EIO ? "cannot read the file"
+				                            : "not a valid x86-64 or aarch64 ELF",
 				           rc == -PTREC_EIO ? strerror(err) : ptrec_strerror(rc));
 				m->lacks = PTREC_MODULE_NO_FILE;
 				return;
