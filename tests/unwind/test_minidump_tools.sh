@@ -213,7 +213,15 @@ grep -q "minidump $d.dmp" "$work/abort.err" || fail "the crash line does not nam
 
 # ---- 3. an unmodified, stripped program under `ptrec run` (PTREC_MINIDUMP=1) ------------------
 mkdir "$work/run"
-(cd "$work/run" && PTREC_MINIDUMP=1 "$PTREC_TOOL" run --dir "$work/run" -- "$plain" segv \
+# A sanitizer build's libptrec.so needs the ASan runtime first in the initial library list,
+# which an unsanitized program only gets from LD_PRELOAD (as in tests/crash/run_common.sh).
+san_preload=""
+if [ -n "${SAN_LDFLAGS:-}" ]; then
+	san_preload=$(${CC:-cc} -print-file-name=libasan.so)
+	[ -f "$san_preload" ] || fail "sanitizer build but no libasan.so from ${CC:-cc}"
+fi
+(cd "$work/run" && [ -z "$san_preload" ] || export LD_PRELOAD="$san_preload"
+	PTREC_MINIDUMP=1 "$PTREC_TOOL" run --dir "$work/run" -- "$plain" segv \
 	>/dev/null 2>"$work/run.err")
 d=$(dump_in "$work/run")
 [ -n "$d" ] || { echo "FAIL: ptrec run left no dump"; cat "$work/run.err"; exit 1; }
