@@ -549,6 +549,8 @@ int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md
 	int crash = (p->event == PTREC_EVENT_CRASH || p->event == PTREC_EVENT_ASSERT) && p->signo;
 
 	memset(md, 0, sizeof(*md));
+	if (ptrec_dump_arch(p->arch) != 62u /* EM_X86_64 */)
+		return -PTREC_ENOSUPP; /* the contexts written are CONTEXT_AMD64 only */
 	memset(&b, 0, sizeof(b));
 	b.r = r;
 	b.d = d;
@@ -622,7 +624,9 @@ int ptrec_minidump_from_dump(const char *dump_path, const struct ptrec_report_op
 	if (rc) {
 		err->offset = 0;
 		snprintf(err->cause, sizeof(err->cause), "cannot build the minidump: %s",
-		         ptrec_strerror(rc));
+		         rc == -PTREC_ENOSUPP ? "the dump was written on aarch64; minidumps are "
+		                                "written for x86-64 dumps only"
+		                              : ptrec_strerror(rc));
 	}
 	ptrec_report_free(&r);
 	ptrec_dump_free(&d);

@@ -43,8 +43,10 @@ struct ptrec_minidump {
  * every thread of r is listed).  The branch stream holds the last r->opt.branches branches of
  * the event thread and r->opt.other_branches of each other thread, as the text report shows
  * them.  r is only read.  Returns 0 and fills *md (release with ptrec_minidump_free), or
- * -PTREC_ENOMEM, or -PTREC_EOVERFLOW when the minidump would pass 4 GiB (32-bit offsets); on
- * error *md holds nothing to free. */
+ * -PTREC_ENOMEM, -PTREC_EOVERFLOW when the minidump would pass 4 GiB (32-bit offsets), or
+ * -PTREC_ENOSUPP for a dump written on another machine than x86-64 (PROCESS.arch: only
+ * CONTEXT_AMD64 is written, never one filled from another machine's registers); on error *md
+ * holds nothing to free. */
 int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md);
 
 /* Everything `ptrec minidump DUMP` does before writing: loads and parses the dump at

@@ -344,9 +344,35 @@ static void test_snapshot(void)
 	ptrec_minidump_free(&m);
 }
 
+/* An aarch64 dump (PROCESS.arch 183) is refused, never written with an x86-64 context made of
+ * its registers. */
+static void test_other_machine(void)
+{
+	struct tbuf b = make_dump(PTREC_EVENT_CRASH, 0);
+	struct ptrec_dump d;
+	struct ptrec_dump_error err;
+	struct ptrec_report r;
+	struct ptrec_report_options opt;
+	struct ptrec_minidump md;
+
+	CHECK_EQ_U64(ptrec_dump_parse(b.p, b.n, &d, &err), 0);
+	ptrec_report_options_init(&opt);
+	CHECK_EQ_U64(ptrec_report_build(&r, &d, &opt), 0);
+	d.process.arch = 183; /* EM_AARCH64 */
+	CHECK_EQ_U64((uint64_t)(int64_t)ptrec_minidump_build(&r, &md), (uint64_t)(int64_t)-PTREC_ENOSUPP);
+	CHECK_EQ_U64(md.size, 0);
+	d.process.arch = 0; /* 0: x86-64, as in dumps before the field */
+	CHECK_EQ_U64(ptrec_minidump_build(&r, &md), 0);
+	ptrec_minidump_free(&md);
+	ptrec_report_free(&r);
+	ptrec_dump_free(&d);
+	free(b.p);
+}
+
 int main(void)
 {
 	test_crash();
 	test_snapshot();
+	test_other_machine();
 	return check_done();
 }
