@@ -1686,6 +1686,7 @@ static void test_resync_rules(void)
 		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
 		struct ptrec_pt_flow_counts c;
 		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		memset(&c, 0, sizeof(c)); /* ptrec_pt_flow_count adds to it */
 		CHECK_EQ_U64(ptrec_pt_flow_count(f, &c), 0);
 		CHECK_EQ_U64(ptrec_pt_flow_stats(f)->skipped, off2 - off); /* --stat skipped-bytes */
 		CHECK_EQ_U64(c.kind[PTREC_BR_GAP], 1);
