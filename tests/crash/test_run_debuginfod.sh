@@ -31,12 +31,12 @@ mkdir "$work/srv"
 cp "$stripped" "$work/srv/plain_crasher"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-(cd "$work" && exec debuginfod -F -p "$port" -d "$work/db.sqlite" "$work/srv") >"$work/debuginfod.log" 2>&1 &
+(cd "$work" && exec env -u LD_PRELOAD debuginfod -F -p "$port" -d "$work/db.sqlite" "$work/srv") >"$work/debuginfod.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 url="http://127.0.0.1:$port"
 i=0
-until curl -sf -o /dev/null "$url/buildid/$id/debuginfo"; do
+until env -u LD_PRELOAD curl -sf --max-time 10 -o /dev/null "$url/buildid/$id/debuginfo"; do
 	i=$((i + 1))
 	kill -0 $server 2>/dev/null || { cat "$work/debuginfod.log"; fail "debuginfod exited"; }
 	[ $i -lt 120 ] || { cat "$work/debuginfod.log"; fail "debuginfod did not serve $id within 60 s"; }
