@@ -1,11 +1,12 @@
 /* hook_gate.c — the page that stops the instrumentation hooks during a crash (hook_gate.h).
- * ASYNC-SIGNAL-SAFE: atomics, stores, mprotect, gettid and sched_yield only (no locks that can
+ * ASYNC-SIGNAL-SAFE: atomics, stores, mprotect, gettid, clock_gettime and sched_yield only (no locks that can
  * deadlock: a bounded spin, reentrant on the holding thread). */
 #include "config.h"
 
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/hook_gate.h"
@@ -23,22 +24,42 @@ __attribute__((visibility("default"))) struct ptrec_hook_gate __ptrec_hook_gate
  * open.  Outside the gate's page, which is read-only while the hooks are stopped. */
 static _Atomic int gate_owner;
 
+/* How long a call waits for another thread's change of the gate before it gives up. */
+#define GATE_WAIT_NS 2000000000LL
+
+static long long now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 /* Takes the right to change the gate: 1 taken, 0 when this thread holds it already (a signal
  * interrupted its own change: that change completes when the handler returns), -1 when the
- * holder did not let go for a long time (a handler that never returned on its thread): the
- * caller goes on without it, as before the gate was serialized. */
+ * holder did not let go within GATE_WAIT_NS (a handler that never returned on its thread).
+ * The bound is time, not a count of tries: on a loaded machine the holder can wait for a CPU
+ * far longer than any fixed number of sched_yield calls takes (100000 of them were not enough
+ * on a 2-core machine at load 9: test_hook_gate). */
 static int gate_take(void)
 {
 	int me = (int)syscall(SYS_gettid);
-	for (int spins = 0; spins < 100000; spins++) {
+	long long start = 0;
+
+	for (unsigned spins = 0;; spins++) {
 		int expect = 0;
 		if (atomic_compare_exchange_weak(&gate_owner, &expect, me))
 			return 1;
 		if (expect == me)
 			return 0;
+		if ((spins & 255) == 0) {
+			long long t = now_ns();
+			if (!start)
+				start = t;
+			else if (t - start >= GATE_WAIT_NS)
+				return -1;
+		}
 		syscall(SYS_sched_yield);
 	}
-	return -1;
 }
 
 static void gate_give(int taken)
@@ -59,7 +80,15 @@ int ptrec_hooks_stop(void)
 	if (__ptrec_hook_gate.stopped)
 		return 0;
 	taken = gate_take();
-	if (taken != 0 && !__ptrec_hook_gate.stopped) {
+	if (taken == -1 && !__ptrec_hook_gate.stopped) {
+		/* the holder is stuck: close the gate all the same, making the page writable
+		 * first (the holder may have made it read-only since the test above) */
+		mprotect(&__ptrec_hook_gate, sizeof(__ptrec_hook_gate), PROT_READ | PROT_WRITE);
+		__ptrec_hook_gate.stopped = 1;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		mprotect(&__ptrec_hook_gate, sizeof(__ptrec_hook_gate), PROT_READ);
+		r = 1;
+	} else if (taken == 1 && !__ptrec_hook_gate.stopped) {
 		__ptrec_hook_gate.stopped = 1;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		mprotect(&__ptrec_hook_gate, sizeof(__ptrec_hook_gate), PROT_READ);
@@ -75,8 +104,9 @@ void ptrec_hooks_resume(void)
 
 	if (!__ptrec_hook_gate.stopped)
 		return;
+	/* a stuck holder (-1): the hooks stay stopped, the safe side */
 	taken = gate_take();
-	if (taken != 0 && __ptrec_hook_gate.stopped) {
+	if (taken == 1 && __ptrec_hook_gate.stopped) {
 		mprotect(&__ptrec_hook_gate, sizeof(__ptrec_hook_gate), PROT_READ | PROT_WRITE);
 		__ptrec_hook_gate.stopped = 0;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
