@@ -4,7 +4,8 @@
 # and with Clang, LTO on as Redis's Makefile builds from 7.2 on (-O3, GCC -flto=auto, Clang
 # -flto; 7.0.15's own default is -O2 without LTO), then `redis-benchmark -t
 # set,get,incr,lpush` pipelined (-P 16) and not, alternating plain and recording runs; prints
-# one table of medians.  Run by `make bench-redis`, never by
+# one table of medians, with the server's CPU time per request beside the requests per
+# second (see cpu_ns).  Run by `make bench-redis`, never by
 # `make check` or `make bench` (it downloads Redis and builds it four times: about 10 minutes
 # on a quiet 2-core machine, much longer on a busy one).
 #
@@ -141,6 +142,10 @@ start() {
 	die "redis-server $1 does not start: $(cat "$b/run/err" "$b/run/redis.log")"
 }
 stop() { kill "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null; srv_pid=; }
+# cpu_ns PID: the CPU time all threads of PID have run, in ns (/proc/PID/task/*/schedstat:
+# the kernel's sum_exec_runtime).  Unlike requests per second, the server's CPU time per
+# request hardly depends on what else the machine runs: it is the cost of the work itself.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'; }
 srv_pid=
 trap 'stop' EXIT
 
@@ -193,9 +198,13 @@ for r in $(seq 1 "$runs"); do
 		for v in $variants; do
 			start "$(cname "$cc")-$v"
 			for p in 1 16; do
-				redis-benchmark -p "$srv_port" -t "$tests" -n "$requests" -P "$p" --csv 2>/dev/null |
-					sed -n 's/^"\([A-Z_]*\)[^"]*","\([0-9.]*\)".*/\1 \2/p' |
-					while read -r t rps; do echo "$(cname "$cc") $v $p $t $rps $r"; done >>"$dir/results"
+				for t in $(echo "$tests" | tr , ' '); do
+					c0=$(cpu_ns "$srv_pid")
+					rps=$(redis-benchmark -p "$srv_port" -t "$t" -n "$requests" -P "$p" --csv 2>/dev/null |
+						sed -n 's/^"[A-Z_]*[^"]*","\([0-9.]*\)".*/\1/p' | head -1)
+					c1=$(cpu_ns "$srv_pid")
+					echo "$(cname "$cc") $v $p $(echo "$t" | tr a-z A-Z) ${rps:-0} $r $(((c1 - c0) / requests))" >>"$dir/results"
+				done
 			done
 			stop
 		done
@@ -212,8 +221,10 @@ lto_note="-O3, LTO"
 echo "Redis 7.0.15 ($lto_note), redis-benchmark -t $tests -n $requests, median of $runs alternating runs"
 echo "machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%d)"
 echo "spread: (slowest - fastest) / median of each build's runs, the larger of plain's and rec's"
+echo "ns/req: the server's CPU time per request (all its threads; median); cpu ratio = plain ns/req / rec ns/req,"
+echo "  the throughput ratio a CPU-bound server gets, and far less sensitive to other load than req/s"
 echo "recording verified (branches in the main thread's crash report):$verified"
-hdr="compiler  test   pipeline     plain req/s      rec req/s  rec/plain  spread"
+hdr="compiler  test   pipeline     plain req/s      rec req/s  rec/plain  spread  plain ns/req  rec ns/req  cpu ratio"
 [ -z "$baseline" ] || hdr="$hdr   base req/s  base/plain"
 echo "$hdr"
 for cc in $compilers; do
@@ -225,7 +236,9 @@ for cc in $compilers; do
 			rc=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "rec" && $3 == p && $4 == t { print $5 }' "$dir/results" | median)
 			sp=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "plain" && $3 == p && $4 == t { print $5 }' "$dir/results" | spread)
 			sr=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "rec" && $3 == p && $4 == t { print $5 }' "$dir/results" | spread)
-			line=$(awk -v c="$cc" -v t="$t" -v p="$p" -v a="$pl" -v b="$rc" -v x="$sp" -v y="$sr" 'BEGIN { printf "%-9s %-6s %8s %15.0f %14.0f %10.2f %6.0f%%", c, t, (p == 1 ? "none" : "-P " p), a, b, (a > 0 ? b / a : 0), 100 * (x > y ? x : y) }')
+			cp=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "plain" && $3 == p && $4 == t { print $7 }' "$dir/results" | median)
+			cr=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "rec" && $3 == p && $4 == t { print $7 }' "$dir/results" | median)
+			line=$(awk -v c="$cc" -v t="$t" -v p="$p" -v a="$pl" -v b="$rc" -v x="$sp" -v y="$sr" -v u="$cp" -v w="$cr" 'BEGIN { printf "%-9s %-6s %8s %15.0f %14.0f %10.2f %6.0f%% %13.0f %11.0f %10.2f", c, t, (p == 1 ? "none" : "-P " p), a, b, (a > 0 ? b / a : 0), 100 * (x > y ? x : y), u, w, (w > 0 ? u / w : 0) }')
 			if [ -n "$baseline" ]; then
 				bs=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "rec_base" && $3 == p && $4 == t { print $5 }' "$dir/results" | median)
 				line="$line$(awk -v a="$pl" -v b="$bs" 'BEGIN { printf " %12.0f %11.2f", b, (a > 0 ? b / a : 0) }')"
