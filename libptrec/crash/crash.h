@@ -262,12 +262,39 @@ struct ptrec_dump_request {
  * the write's error). */
 int ptrec_dump_write(const struct ptrec_dump_request *req, int slot);
 
-/* Reads what the dump of `slot` needs a descriptor for besides its own (/proc/self/maps and
- * comm) before that file is made, so that with no descriptor free the reserved one serves them
- * first and the dump then takes its number.  ptrec_dump_write does it when nobody did.
+/* Reads what the dump of `slot` needs a descriptor for besides its own (/proc/self/maps,
+ * comm, cmdline and the status of thread tid) before that file is made, so that with no
+ * descriptor free the reserved one serves them first and the dump then takes its number.
+ * ptrec_dump_write does it when nobody did.
  * When the maps text does not fit its buffer, data mappings without a file go first (the
  * STATUS record counts them); the stack at ucontext's SP is kept.  ASYNC-SIGNAL-SAFE. */
-void ptrec_dump_prepare(int slot, const void *ucontext);
+void ptrec_dump_prepare(int slot, pid_t tid, const void *ucontext);
+
+/* Reads /proc/self/auxv for every later dump's SYSFILE record (at ptrec_init: it never
+ * changes, and a process that changes its root later still has it). */
+void ptrec_dump_prepare_auxv(void);
+
+/* In the report child of `slot`, after the dump was written: appends the host's SYSFILE
+ * records (/proc/cpuinfo cut to whole processor entries within PTREC_SYSFILE_CPUINFO_MAX,
+ * /etc/lsb-release, /etc/os-release or /usr/lib/os-release) and an END record to the dump at
+ * path.  Regular files only.  A write that fails truncates the dump back to what it was.
+ * Returns 0 or -PTREC_EIO.  ASYNC-SIGNAL-SAFE. */
+int ptrec_dump_append_host(int slot, const char *dump);
+
+/* One file of the host: its SYSFILE kind, its path, the bytes kept (at most
+ * PTREC_SYSFILE_CPUINFO_MAX). */
+struct ptrec_host_file {
+	uint32_t kind;    /* enum ptrec_dump_sysfile_kind */
+	const char *path; /* NULL ends a table */
+	size_t cap;       /* bytes kept */
+};
+
+/* The table ptrec_dump_append_host reads, in order: a kind already read is not read again
+ * (/usr/lib/os-release only when there is no /etc/os-release). */
+extern const struct ptrec_host_file ptrec_host_files[];
+
+/* ptrec_dump_append_host with the files of table files (tests).  ASYNC-SIGNAL-SAFE. */
+int ptrec_dump_append_files(int slot, const char *dump, const struct ptrec_host_file *files);
 
 /* Copies len bytes at addr into dst without faulting (process_vm_readv on the own process).
  * Returns the bytes copied (0 if unreadable).  ASYNC-SIGNAL-SAFE. */

@@ -168,6 +168,7 @@ void ptrec_crash_prepare(const char *state_dir, const char *logs_dir, const char
 	reserve_take();
 	find_private_tmps();
 	ptrec_root_prepare();
+	ptrec_dump_prepare_auxv();
 }
 
 void ptrec_crash_prepare_after_fork(void)
@@ -466,7 +467,7 @@ int ptrec_dump_save(struct ptrec_dump_request *req, int slot, const char *tag, c
 	if (ptrec_read_small_file("/proc/self/comm", w->comm, sizeof(w->comm)) < 0)
 		prctl(PR_GET_NAME, w->comm, 0, 0, 0); /* no descriptor free: this thread's name */
 	unsigned n = list_places(w, req->signo, req->tid, tag, (long long)now.tv_sec);
-	ptrec_dump_prepare(slot, req->ucontext);
+	ptrec_dump_prepare(slot, req->tid, req->ucontext);
 
 	for (unsigned i = 0; i < n; i++) {
 		const struct ptrec_place *p = &w->places[i];

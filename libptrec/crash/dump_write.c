@@ -7,10 +7,12 @@
  * instead of faulting.  Ring memory is ours and is written directly.  Buffers are static (one
  * set for crashes, one for snapshots) or were mapped at ptrec_init (the /proc/self/maps text).
  *
- * Record order: PROCESS, REGS (when a ucontext is known), STATUS, WATCH, THREAD for every listed
- * thread (the event thread first), MAPS, BUILDID per mapped ELF file, MEMORY (JIT code, vDSO,
- * stack near SP), then for each other thread of a crash or assertion its stack (MEMORY) when
- * the kernel shows it blocked, and its TASK record, END. */
+ * Record order: PROCESS, REGS (when a ucontext is known), STATUS, SYSFILE (cmdline, auxv, the
+ * event thread's status), WATCH, THREAD for every listed thread (the event thread first), MAPS,
+ * BUILDID per mapped ELF file, MEMORY (JIT code, vDSO, stack near SP), then for each other
+ * thread of a crash or assertion its stack (MEMORY) when the kernel shows it blocked, and its
+ * TASK record, END.  The report child then appends the host's SYSFILE records (cpuinfo,
+ * lsb-release, os-release) and another END: ptrec_dump_append_host. */
 #include "config.h"
 
 #include <elf.h>
@@ -18,6 +20,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
@@ -34,6 +37,13 @@
 #define MAPS_RESERVE (256u << 10)  /* room at the end of the maps text for the lines a report
                                       cannot do without (maps_line_needed) */
 
+/* A file read for a SYSFILE record: its first bytes in a buffer of the writer's. */
+struct sysfile {
+	int read;      /* 1 if the file could be read */
+	size_t len;    /* bytes kept */
+	uint64_t size; /* bytes the file had */
+};
+
 /* One writer's state and buffers. */
 struct dump_ctx {
 	int fd;                       /* output */
@@ -46,11 +56,23 @@ struct dump_ctx {
 	unsigned maps_left_out;       /* data mappings left out of maps for room */
 	int prepared;                 /* maps and comm read by ptrec_dump_prepare */
 	char comm[sizeof(((struct ptrec_dump_process *)0)->comm)]; /* /proc/self/comm */
+	struct sysfile cmdline;       /* /proc/self/cmdline */
+	char cmdline_buf[PTREC_SYSFILE_CMDLINE_MAX];
+	struct sysfile status;        /* /proc/self/task/TID/status of the event thread */
+	char status_buf[PTREC_SYSFILE_STATUS_MAX];
 	struct ptrec_dump_process proc; /* PROCESS payload */
 	struct ptrec_dump_thread th;  /* THREAD payload header */
 };
 
 static struct dump_ctx ctx_store[2];
+
+/* /proc/self/auxv, read at ptrec_init (ptrec_dump_prepare_auxv): it never changes. */
+static struct sysfile auxv;
+static char auxv_buf[PTREC_SYSFILE_AUXV_MAX];
+
+/* The host's files appended by the report child, per slot (a crash's report child may run
+ * while a snapshot's does). */
+static char host_buf[2][PTREC_SYSFILE_CPUINFO_MAX];
 
 _Static_assert(PTREC_TASK_STACK_DUMP <= BOUNCE_SIZE, "a thread's stack is copied in one piece");
 
@@ -112,6 +134,89 @@ static void out_memory(struct dump_ctx *c, uint64_t addr, uint64_t len)
 		addr += chunk;
 		len -= chunk;
 	}
+}
+
+/* ---- SYSFILE ---------------------------------------------------------------------------- */
+
+#define SYSFILE_COUNT_MAX (16u << 20) /* a file's bytes past what is kept are counted up to this */
+
+/* Reads the regular file at fd (closed here) into buf, up to cap bytes, counting the rest in
+ * f->size (up to SYSFILE_COUNT_MAX); a read that fails midway keeps what came before it. */
+static void sysfile_read_fd(int fd, char *buf, size_t cap, struct sysfile *f)
+{
+	char rest[512];
+	struct stat st;
+
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) { /* a FIFO, a device */
+		close(fd);
+		fd = -1;
+	}
+	f->read = fd >= 0;
+	f->len = 0;
+	f->size = 0;
+	if (fd < 0)
+		return;
+	for (;;) {
+		int full = f->len == cap;
+		ssize_t n = full ? read(fd, rest, sizeof(rest)) : read(fd, buf + f->len, cap - f->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (!full)
+			f->len += (size_t)n;
+		f->size += (uint64_t)n;
+		if (f->size >= SYSFILE_COUNT_MAX) /* counted no further */
+			break;
+	}
+	close(fd);
+}
+
+static void write_sysfile(struct dump_ctx *c, uint32_t kind, const char *bytes,
+                          const struct sysfile *f)
+{
+	if (!f->read)
+		return;
+	struct ptrec_dump_sysfile h = {kind, f->size > f->len ? PTREC_SYSFILE_CUT : 0u, f->size};
+	rec_begin(c, PTREC_REC_SYSFILE, sizeof(h) + f->len);
+	out(c, &h, sizeof(h));
+	out(c, bytes, f->len);
+	out_pad(c, sizeof(h) + f->len);
+}
+
+void ptrec_dump_prepare_auxv(void)
+{
+	sysfile_read_fd(open("/proc/self/auxv", O_RDONLY | O_CLOEXEC), auxv_buf, sizeof(auxv_buf),
+	                &auxv);
+}
+
+/* The event thread's status: /proc/self/task/TID/status (a snapshot's dump is written by
+ * another thread), else /proc/thread-self/status when that is the thread (the leader of a
+ * process whose main thread ended has no /proc/self). */
+static void read_status_file(struct dump_ctx *c, pid_t tid)
+{
+	char path[64];
+	struct ptrec_sbuf b;
+
+	ptrec_sbuf_init(&b, path, sizeof(path));
+	ptrec_sbuf_str(&b, "/proc/self/task/");
+	ptrec_sbuf_dec(&b, tid);
+	ptrec_sbuf_str(&b, "/status");
+	int fd = ptrec_crash_open_read(path);
+	if (fd < 0 && tid == ptrec_gettid())
+		fd = ptrec_crash_open_read("/proc/thread-self/status");
+	sysfile_read_fd(fd, c->status_buf, sizeof(c->status_buf), &c->status);
+}
+
+/* /proc/self/cmdline, or the thread's own when the leader's reads empty (its main thread
+ * ended: no memory). */
+static void read_cmdline(struct dump_ctx *c)
+{
+	sysfile_read_fd(ptrec_crash_open_read("/proc/self/cmdline"), c->cmdline_buf,
+	                sizeof(c->cmdline_buf), &c->cmdline);
+	if (c->cmdline.size == 0)
+		sysfile_read_fd(ptrec_crash_open_read("/proc/thread-self/cmdline"), c->cmdline_buf,
+		                sizeof(c->cmdline_buf), &c->cmdline);
 }
 
 /* ---- PROCESS, REGS ---------------------------------------------------------------------- */
@@ -655,12 +760,14 @@ static void write_tasks(struct dump_ctx *c, const struct ptrec_dump_request *req
 	}
 }
 
-void ptrec_dump_prepare(int slot, const void *ucontext)
+void ptrec_dump_prepare(int slot, pid_t tid, const void *ucontext)
 {
 	struct dump_ctx *c = &ctx_store[slot ? 1 : 0];
 	int fd;
 
 	read_maps(c, context_sp(ucontext));
+	read_cmdline(c);
+	read_status_file(c, tid);
 	memset(c->comm, 0, sizeof(c->comm));
 	fd = ptrec_crash_open_read("/proc/self/comm");
 	if (fd >= 0) {
@@ -680,7 +787,7 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	struct ptrec_dump_header h;
 
 	if (!c->prepared)
-		ptrec_dump_prepare(slot, req->ucontext);
+		ptrec_dump_prepare(slot, req->tid, req->ucontext);
 
 	c->fd = req->fd;
 	c->failed = 0;
@@ -693,6 +800,9 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	write_process(c, req);
 	write_regs(c, req);
 	write_status(c, req);
+	write_sysfile(c, PTREC_SYSFILE_CMDLINE, c->cmdline_buf, &c->cmdline);
+	write_sysfile(c, PTREC_SYSFILE_AUXV, auxv_buf, &auxv);
+	write_sysfile(c, PTREC_SYSFILE_STATUS, c->status_buf, &c->status);
 	if (req->watch) {
 		rec_begin(c, PTREC_REC_WATCH, sizeof(*req->watch));
 		out(c, req->watch, sizeof(*req->watch));
@@ -710,4 +820,68 @@ int ptrec_dump_write(const struct ptrec_dump_request *req, int slot)
 	if (c->failed)
 		errno = c->err;
 	return c->failed ? -PTREC_EIO : 0;
+}
+
+/* ---- the host's files, appended by the report child ------------------------------------ */
+
+/* Reads f->path into buf (f->cap bytes at most; regular files only) and writes its SYSFILE
+ * record.  /proc/cpuinfo is cut after its last whole processor entry (entries end with a
+ * blank line).  Returns 1 if the file was read. */
+static int append_host_file(struct dump_ctx *c, char *buf, const struct ptrec_host_file *hf)
+{
+	struct sysfile f;
+
+	sysfile_read_fd(open(hf->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), buf,
+	                hf->cap < PTREC_SYSFILE_CPUINFO_MAX ? hf->cap : PTREC_SYSFILE_CPUINFO_MAX,
+	                &f);
+	if (!f.read)
+		return 0;
+	if (hf->kind == PTREC_SYSFILE_CPUINFO && f.size > f.len) {
+		size_t keep = f.len;
+		while (keep >= 2 && !(buf[keep - 1] == '\n' && buf[keep - 2] == '\n'))
+			keep--;
+		if (keep >= 2)
+			f.len = keep;
+	}
+	write_sysfile(c, hf->kind, buf, &f);
+	return 1;
+}
+
+const struct ptrec_host_file ptrec_host_files[] = {
+	{PTREC_SYSFILE_CPUINFO, "/proc/cpuinfo", PTREC_SYSFILE_CPUINFO_MAX},
+	{PTREC_SYSFILE_LSB_RELEASE, "/etc/lsb-release", PTREC_SYSFILE_RELEASE_MAX},
+	{PTREC_SYSFILE_OS_RELEASE, "/etc/os-release", PTREC_SYSFILE_RELEASE_MAX},
+	{PTREC_SYSFILE_OS_RELEASE, "/usr/lib/os-release", PTREC_SYSFILE_RELEASE_MAX},
+	{0, NULL, 0},
+};
+
+int ptrec_dump_append_files(int slot, const char *dump, const struct ptrec_host_file *files)
+{
+	struct dump_ctx *c = &ctx_store[slot ? 1 : 0];
+	char *buf = host_buf[slot ? 1 : 0];
+	uint32_t done = 0; /* kinds read, by bit */
+	struct stat st;
+
+	c->fd = open(dump, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (c->fd < 0)
+		return -PTREC_EIO;
+	c->failed = 0;
+	c->err = 0;
+	if (fstat(c->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(c->fd);
+		return -PTREC_EIO;
+	}
+	for (const struct ptrec_host_file *f = files; f->path; f++)
+		if (f->kind < 32 && !(done & 1u << f->kind) && append_host_file(c, buf, f))
+			done |= 1u << f->kind;
+	rec_begin(c, PTREC_REC_END, 0);
+	if (c->failed) /* the disk filled: the dump as it was */
+		(void)!ftruncate(c->fd, st.st_size);
+	close(c->fd);
+	return c->failed ? -PTREC_EIO : 0;
+}
+
+int ptrec_dump_append_host(int slot, const char *dump)
+{
+	return ptrec_dump_append_files(slot, dump, ptrec_host_files);
 }

@@ -33,10 +33,14 @@
  * caller waits with a raw syscall and restores errno itself); their waits, sleeps and opens are
  * raw system calls, never the libc cancellation points that look at the caller's thread.
  *
+ * Before the tools run, the runner appends the host's files to the dump (SYSFILE records:
+ * /proc/cpuinfo, /etc/lsb-release, /etc/os-release; ptrec_dump_append_host): what describes
+ * the machine is read outside the crashed process, which only waits meanwhile.
+ *
  * The island's rules: this runs inside the crash handler.  It may not call malloc/free,
  * stdio, fork() (glibc's runs atfork handlers and takes malloc locks), system/popen,
  * syslog(3), or take locks (clone runs no atfork handlers).  The children only call
- * clone/waitpid/kill/nanosleep/fstat/write/unlink/dup2/open/close_range/close/
+ * clone/waitpid/kill/nanosleep/fstat/read/write/ftruncate/unlink/dup2/open/close_range/close/
  * rt_sigprocmask/rt_sigaction/execve/exit; the syslog line is one sendto on a socket made at
  * ptrec_init; the signature is read back with pread into a static buffer. */
 #include "config.h"
@@ -335,6 +339,9 @@ static int runner_main(void *arg)
 		rl.rlim_cur = rl.rlim_max;
 		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL);
 	}
+	/* The host's files (cpuinfo, lsb-release, os-release) go into the dump here, outside the
+	 * crashed process, before the tools read it. */
+	ptrec_dump_append_host(s == &slots[0] ? 0 : 1, a->dump);
 	a->minidump = 0;
 	int r = run_tool(a, &waited, &status);
 	if (r < 0) {

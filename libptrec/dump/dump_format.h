@@ -45,6 +45,9 @@ enum ptrec_dump_record_type {
 	                          PTREC_EVENT_WATCH); at most one */
 	PTREC_REC_TASK = 9,    /* struct ptrec_dump_task: another thread as the kernel showed it
 	                          (/proc/self/task/TID/syscall); at most one per thread */
+	PTREC_REC_SYSFILE = 10, /* struct ptrec_dump_sysfile + bytes: a file of the process
+	                           (cmdline, auxv, status) or of its host (cpuinfo, lsb-release,
+	                           os-release) as read at crash time; at most one per kind */
 	PTREC_REC_END = 0xffff /* no payload; a dump without it was cut short */
 };
 
@@ -226,6 +229,34 @@ struct ptrec_dump_task {
 	uint32_t flags;        /* PTREC_TASK_* */
 	int32_t err;           /* errno of the failure (UNREADABLE), else 0 */
 };
+
+/* What a SYSFILE record holds.  The process's files are read by the crash path (auxv at
+ * ptrec_init: it never changes), the host's by the report child after the dump was written:
+ * they follow the dump's END record, closed by another END (doc/dump-format.md). */
+enum ptrec_dump_sysfile_kind {
+	PTREC_SYSFILE_CMDLINE = 1,     /* /proc/self/cmdline: the arguments, each NUL-terminated */
+	PTREC_SYSFILE_AUXV = 2,        /* /proc/self/auxv: 16-byte (type, value) pairs */
+	PTREC_SYSFILE_STATUS = 3,      /* /proc/self/task/TID/status of the event thread */
+	PTREC_SYSFILE_CPUINFO = 4,     /* /proc/cpuinfo, whole processor entries */
+	PTREC_SYSFILE_LSB_RELEASE = 5, /* /etc/lsb-release */
+	PTREC_SYSFILE_OS_RELEASE = 6,  /* /etc/os-release, else /usr/lib/os-release */
+	PTREC_SYSFILE_KINDS = 7        /* one past the last kind */
+};
+
+#define PTREC_SYSFILE_CUT 0x1u /* the file had more bytes than the record keeps (size) */
+
+struct ptrec_dump_sysfile {
+	uint32_t kind;  /* enum ptrec_dump_sysfile_kind */
+	uint32_t flags; /* PTREC_SYSFILE_* */
+	uint64_t size;  /* bytes the file had when read (>= the bytes that follow) */
+};
+
+/* What the writers keep of each file (the rest is counted in size and flagged CUT). */
+#define PTREC_SYSFILE_CMDLINE_MAX (32u << 10)
+#define PTREC_SYSFILE_AUXV_MAX 4096u
+#define PTREC_SYSFILE_STATUS_MAX 8192u
+#define PTREC_SYSFILE_CPUINFO_MAX (64u << 10) /* about 40 processors of a current x86-64 */
+#define PTREC_SYSFILE_RELEASE_MAX 8192u
 
 struct ptrec_dump_buildid {
 	uint64_t start;    /* start address of the mapping (lowest, offset 0) */

@@ -26,11 +26,42 @@ const char *ptrec_dump_record_name(uint32_t type)
 	case PTREC_REC_STATUS: return "STATUS";
 	case PTREC_REC_WATCH: return "WATCH";
 	case PTREC_REC_TASK: return "TASK";
+	case PTREC_REC_SYSFILE: return "SYSFILE";
 	case PTREC_REC_BUILDID: return "BUILDID";
 	case PTREC_REC_MEMORY: return "MEMORY";
 	case PTREC_REC_END: return "END";
 	default: return "unknown";
 	}
+}
+
+/* After the dump's END (which ends at after_end), at off: returns 0 when a record appended by
+ * the report child (SYSFILE, or the END closing them) starts there and is whole, so the caller
+ * reads it; otherwise 1 (the caller stops), with a warning unless the file ends right after
+ * the dump's END. */
+static int appended_record(struct ptrec_dump *d, const uint8_t *buf, size_t size, uint64_t off,
+                           uint64_t after_end)
+{
+	struct ptrec_dump_record r;
+	uint64_t remain = size - off;
+
+	if (remain == 0) {
+		if (off != after_end)
+			ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": the records appended after "
+			           "the END record (the host's files) have no END of their own: cut "
+			           "short", off);
+		return 1;
+	}
+	if (remain >= sizeof(r)) {
+		memcpy(&r, buf + off, sizeof(r));
+		int known = r.type == PTREC_REC_SYSFILE || (r.type == PTREC_REC_END && !r.size);
+		if (!r.reserved && known && r.size <= remain - sizeof(r) &&
+		    ((r.size + 7) & ~(uint64_t)7) <= remain - sizeof(r))
+			return 0;
+	}
+	ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": %" PRIu64 " bytes after the END record "
+	           "are not whole SYSFILE records (the host's files the report child appends); "
+	           "ignored", off, remain);
+	return 1;
 }
 
 __attribute__((format(printf, 4, 5)))
@@ -405,6 +436,43 @@ static int read_task(struct ptrec_dump *d, const uint8_t *payload, uint64_t size
 	return 0;
 }
 
+/* A SYSFILE record.  Nothing in it is fatal: a short record or a second one of a kind is
+ * ignored with a warning, an unknown kind (a later writer's) is skipped. */
+static void read_sysfile(struct ptrec_dump *d, const uint8_t *payload, uint64_t size,
+                         uint64_t off, int appended)
+{
+	struct ptrec_dump_sysfile h;
+	struct ptrec_dump_sysfile_rec *f;
+
+	if (size < sizeof(h)) {
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": SYSFILE record has %" PRIu64
+		           " payload bytes, less than its %zu-byte header; ignored", off, size,
+		           sizeof(h));
+		return;
+	}
+	memcpy(&h, payload, sizeof(h));
+	if (h.kind == 0 || h.kind >= PTREC_SYSFILE_KINDS)
+		return;
+	f = &d->sysfiles[h.kind];
+	if (f->present) {
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": second SYSFILE record of kind %"
+		           PRIu32 " ignored", off, h.kind);
+		return;
+	}
+	f->present = 1;
+	f->hdr = h;
+	f->bytes = payload + sizeof(h);
+	f->len = (size_t)(size - sizeof(h));
+	f->appended = appended;
+	if (h.size < f->len) {
+		ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": SYSFILE kind %" PRIu32 " says the "
+		           "file had %" PRIu64 " bytes but keeps %zu", off, h.kind, h.size, f->len);
+		f->hdr.size = f->len;
+	}
+	if (f->hdr.size > f->len)
+		f->hdr.flags |= PTREC_SYSFILE_CUT;
+}
+
 static int read_buildid(struct ptrec_dump *d, const uint8_t *payload, uint64_t size,
                         uint64_t off, struct ptrec_dump_error *err)
 {
@@ -535,6 +603,7 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 	uint64_t off;
 	int have_process = 0, rc = 0;
 	size_t crashed = 0;
+	uint64_t after_end = 0; /* the offset after the dump's END record */
 
 	memset(d, 0, sizeof(*d));
 	memset(err, 0, sizeof(*err));
@@ -554,6 +623,10 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 		const uint8_t *payload;
 		uint64_t remain = size - off, padded;
 
+		if (d->complete) { /* after END: what the report child appended, if anything */
+			if (appended_record(d, buf, size, off, after_end))
+				goto done;
+		}
 		if (remain == 0) {
 			if (have_process)
 				ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": dump cut short: no END "
@@ -631,13 +704,15 @@ int ptrec_dump_parse(const uint8_t *buf, size_t size, struct ptrec_dump *d,
 				          " payload bytes, expected none", r.size);
 				goto out;
 			}
-			d->complete = 1;
-			if (size - off > sizeof(r))
-				ptrec_warn(&d->warnings, "offset 0x%" PRIx64 ": %" PRIu64 " bytes after "
-				           "the END record ignored", off + sizeof(r),
-				           (uint64_t)(size - off - sizeof(r)));
 			off += sizeof(r);
-			goto done;
+			if (d->complete) /* the END of the appended records */
+				goto done;
+			d->complete = 1;
+			after_end = off;
+			continue;
+		case PTREC_REC_SYSFILE:
+			read_sysfile(d, payload, r.size, off, d->complete);
+			break;
 		default:
 			break; /* unknown types are skipped */
 		}

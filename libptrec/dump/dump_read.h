@@ -41,6 +41,15 @@ struct ptrec_dump_map {
 	const char *path;             /* path or [name], "" for anonymous (NUL-terminated copy) */
 };
 
+/* One SYSFILE record (by kind: struct ptrec_dump's sysfiles). */
+struct ptrec_dump_sysfile_rec {
+	int present;                  /* 1 if the dump has this kind */
+	struct ptrec_dump_sysfile hdr; /* copy of the header (hdr.size >= len) */
+	const uint8_t *bytes;         /* len bytes as read (into the buffer; not NUL-terminated) */
+	size_t len;
+	int appended;                 /* 1 if it came after the first END (the report child's) */
+};
+
 /* A parsed dump.  Fill with ptrec_dump_parse, release with ptrec_dump_free. */
 struct ptrec_dump {
 	struct ptrec_dump_header header;   /* file header */
@@ -67,6 +76,8 @@ struct ptrec_dump {
 	size_t maps_size;                  /* its bytes */
 	char *status_text;                 /* NUL-terminated STATUS record text ("key value"
 	                                      lines: configuration and refused backends), or NULL */
+	struct ptrec_dump_sysfile_rec sysfiles[PTREC_SYSFILE_KINDS]; /* SYSFILE records by kind
+	                                      (index 0 unused) */
 	int complete;                      /* 1 if the END record was reached */
 	uint64_t end_offset;               /* offset where reading stopped */
 	struct ptrec_warnings warnings;    /* truncation and other non-fatal problems */

@@ -34,6 +34,11 @@ enum md_stream {
 	MD_EXCEPTION = 6,
 	MD_SYSTEM_INFO = 7,
 	MD_MISC_INFO = 15,
+	MD_LINUX_CPU_INFO = 0x47670003,   /* Breakpad: /proc/cpuinfo */
+	MD_LINUX_PROC_STATUS = 0x47670004, /* /proc/TID/status of the crashing thread */
+	MD_LINUX_LSB_RELEASE = 0x47670005, /* /etc/lsb-release, else /etc/os-release */
+	MD_LINUX_CMD_LINE = 0x47670006,   /* /proc/PID/cmdline */
+	MD_LINUX_AUXV = 0x47670008,       /* /proc/PID/auxv */
 	MD_LINUX_MAPS = 0x47670009,       /* Breakpad: /proc/PID/maps */
 };
 
@@ -235,9 +240,55 @@ static uint32_t cpuid_version(const struct ptrec_dump_process *p)
 	return v;
 }
 
+/* The value of the first line "key<tabs or spaces>: value" of a cpuinfo text, or NULL;
+ * *len its length. */
+static const char *cpuinfo_value(const struct ptrec_dump_sysfile_rec *f, const char *key,
+                                 size_t *len)
+{
+	const char *t = (const char *)f->bytes, *end = t + f->len;
+	size_t klen = strlen(key);
+
+	for (const char *l = t; l < end;) {
+		const char *eol = memchr(l, '\n', (size_t)(end - l));
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - l) > klen && !memcmp(l, key, klen) &&
+		    (l[klen] == '\t' || l[klen] == ' ' || l[klen] == ':')) {
+			const char *v = l + klen;
+			while (v < eol && (*v == '\t' || *v == ' '))
+				v++;
+			if (v < eol && *v == ':') {
+				v++;
+				while (v < eol && *v == ' ')
+					v++;
+				*len = (size_t)(eol - v);
+				return v;
+			}
+		}
+		l = eol + 1;
+	}
+	return NULL;
+}
+
+/* The processors a whole /proc/cpuinfo lists ("processor" lines), 0 when it was cut. */
+static unsigned cpuinfo_processors(const struct ptrec_dump_sysfile_rec *f)
+{
+	const char *t = (const char *)f->bytes;
+	unsigned n = 0;
+
+	if (f->hdr.flags & PTREC_SYSFILE_CUT)
+		return 0;
+	for (size_t i = 0; i + 9 <= f->len; i++)
+		if ((i == 0 || t[i - 1] == '\n') && !memcmp(t + i, "processor", 9) &&
+		    (i + 9 == f->len || t[i + 9] == '\t' || t[i + 9] == ' ' || t[i + 9] == ':'))
+			n++;
+	return n;
+}
+
 static void system_info(struct md_builder *b)
 {
 	const struct ptrec_dump_process *p = &b->d->process;
+	const struct ptrec_dump_sysfile_rec *cpu = &b->d->sysfiles[PTREC_SYSFILE_CPUINFO];
 	struct md_out *o = &b->o;
 	uint32_t at = md_alloc(o, MD_SYSINFO_SIZE, 8);
 	uint32_t csd = md_string(o, ""); /* the OS version: not in the dump */
@@ -247,7 +298,18 @@ static void system_info(struct md_builder *b)
 	put16(o, at + 4, (uint16_t)((p->cpu_model & 0xff) << 8 | (p->cpu_stepping & 0xff)));
 	put32(o, at + 20, MD_OS_LINUX);
 	put32(o, at + 24, csd);
-	/* cpu.x86_cpu_info: vendor_id[3] (unknown: zeros), version_information */
+	/* From the host's /proc/cpuinfo when the dump has it: the number of processors (a byte;
+	 * unknown, 0, when the text was cut) and cpu.x86_cpu_info.vendor_id, CPUID 0's EBX, EDX,
+	 * ECX: the vendor string's 12 bytes in order. */
+	if (cpu->present) {
+		size_t vlen = 0;
+		const char *vendor = cpuinfo_value(cpu, "vendor_id", &vlen);
+		unsigned n = cpuinfo_processors(cpu);
+		o->p[at + 6] = (uint8_t)(n > 255 ? 255 : n);
+		if (vendor && vlen == 12 && !o->err)
+			memcpy(o->p + at + 32, vendor, 12);
+	}
+	/* cpu.x86_cpu_info.version_information */
 	put32(o, at + 32 + 12, cpuid_version(p));
 	add_stream(b, MD_SYSTEM_INFO, at, MD_SYSINFO_SIZE);
 }
@@ -484,6 +546,28 @@ static void exception(struct md_builder *b)
 	add_stream(b, MD_EXCEPTION, at, MD_EXCEPTION_SIZE);
 }
 
+/* The Linux streams Breakpad writes from /proc and /etc, from the dump's SYSFILE records, as
+ * they were read (doc/minidump.md). */
+static void linux_files(struct md_builder *b)
+{
+	static const struct { uint32_t kind, stream; } map[] = {
+		{PTREC_SYSFILE_CMDLINE, MD_LINUX_CMD_LINE},
+		{PTREC_SYSFILE_AUXV, MD_LINUX_AUXV},
+		{PTREC_SYSFILE_STATUS, MD_LINUX_PROC_STATUS},
+		{PTREC_SYSFILE_CPUINFO, MD_LINUX_CPU_INFO},
+		{PTREC_SYSFILE_LSB_RELEASE, MD_LINUX_LSB_RELEASE},
+		{PTREC_SYSFILE_OS_RELEASE, MD_LINUX_LSB_RELEASE}, /* when there is no lsb-release */
+	};
+	const struct ptrec_dump_sysfile_rec *f = b->d->sysfiles;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		const struct ptrec_dump_sysfile_rec *r = &f[map[i].kind];
+		if (!r->present || r->len > UINT32_MAX ||
+		    (map[i].kind == PTREC_SYSFILE_OS_RELEASE && f[PTREC_SYSFILE_LSB_RELEASE].present))
+			continue;
+		add_stream(b, map[i].stream, md_bytes(&b->o, r->bytes, r->len, 8), (uint32_t)r->len);
+	}
+}
+
 static void linux_maps(struct md_builder *b)
 {
 	const uint8_t *text = b->d->maps_bytes;
@@ -555,7 +639,7 @@ int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md
 	b.r = r;
 	b.d = d;
 	b.md = md;
-	b.maxstreams = 6 + (crash ? 1 : 0) + (d->maps_bytes ? 1 : 0) + 1;
+	b.maxstreams = 6 + (crash ? 1 : 0) + (d->maps_bytes ? 1 : 0) + 1 + 5 /* linux_files */;
 	b.mem_rva = calloc(d->nmemory + 1, sizeof(*b.mem_rva));
 	b.mem_size = calloc(d->nmemory + 1, sizeof(*b.mem_size));
 	if (!b.mem_rva || !b.mem_size) {
@@ -574,6 +658,7 @@ int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md
 		exception(&b);
 	if (d->maps_bytes)
 		linux_maps(&b);
+	linux_files(&b);
 	branches(&b);
 	put32(&b.o, hdr, MD_SIGNATURE);
 	put32(&b.o, hdr + 4, MD_VERSION);

@@ -9,7 +9,9 @@
  * thread), every thread with its context (all general registers for the event thread, only sp
  * and pc for the threads the kernel showed blocked, none for the others) and its stack bytes,
  * the modules of the mappings with their build IDs as ELF CodeView records ('BpEL'), the
- * memory the dump kept (stacks, vDSO, JIT code), the maps text (LinuxMaps), the process id,
+ * memory the dump kept (stacks, vDSO, JIT code), the maps text (LinuxMaps), the crash-time
+ * files of the process and its host the dump's SYSFILE records hold (LinuxCmdLine, LinuxAuxv,
+ * LinuxProcStatus, LinuxCpuInfo, LinuxLsbRelease; never LinuxEnviron), the process id,
  * and the last branches of every thread in a stream of our own
  * (PTREC_MINIDUMP_BRANCH_STREAM).  Not async-signal-safe: it runs in `ptrec minidump`, in
  * `ptrec upload`, and in the report child at crash time (through `ptrec minidump`). */

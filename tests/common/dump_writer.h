@@ -226,6 +226,45 @@ static inline void tw_end(struct tbuf *b)
 	tw_record(b, PTREC_REC_END, NULL, 0);
 }
 
+/* A SYSFILE record: kind, flags, the file's size, then len bytes. */
+static inline void tw_sysfile(struct tbuf *b, uint32_t kind, uint32_t flags, uint64_t size,
+                              const void *bytes, size_t len)
+{
+	struct tbuf p = {0};
+	tb_u32(&p, kind);
+	tb_u32(&p, flags);
+	tb_u64(&p, size);
+	tb_put(&p, bytes, len);
+	tw_record(b, PTREC_REC_SYSFILE, p.p, p.n);
+	free(p.p);
+}
+
+/* Sample SYSFILE records for the fuzzers' seeds: the process's (cmdline, auxv, status), written
+ * inside a dump, and the host's (cpuinfo, lsb-release, os-release) with their END, appended
+ * after it as the report child does. */
+static inline void tw_sample_process_files(struct tbuf *b)
+{
+	static const char cmdline[] = "/nonexistent/prog\0-x\0";
+	static const uint64_t auxv[] = {6, 4096, 9, 0x401040, 16, 0x178bfbff, 0, 0};
+	static const char status[] = "Name:\tp\nState:\tR (running)\nPid:\t7\nThreads:\t3\n";
+	tw_sysfile(b, PTREC_SYSFILE_CMDLINE, 0, sizeof(cmdline) - 1, cmdline, sizeof(cmdline) - 1);
+	tw_sysfile(b, PTREC_SYSFILE_AUXV, 0, sizeof(auxv), auxv, sizeof(auxv));
+	tw_sysfile(b, PTREC_SYSFILE_STATUS, 0, sizeof(status) - 1, status, sizeof(status) - 1);
+}
+
+static inline void tw_sample_host_files(struct tbuf *b)
+{
+	static const char cpuinfo[] = "processor\t: 0\nvendor_id\t: GenuineIntel\n"
+	                              "model name\t: Xeon\n\n";
+	static const char lsb[] = "DISTRIB_ID=Debian\n";
+	static const char os[] = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n";
+	tw_sysfile(b, PTREC_SYSFILE_CPUINFO, PTREC_SYSFILE_CUT, 200000, cpuinfo,
+	           sizeof(cpuinfo) - 1);
+	tw_sysfile(b, PTREC_SYSFILE_LSB_RELEASE, 0, sizeof(lsb) - 1, lsb, sizeof(lsb) - 1);
+	tw_sysfile(b, PTREC_SYSFILE_OS_RELEASE, 0, sizeof(os) - 1, os, sizeof(os) - 1);
+	tw_end(b);
+}
+
 /* Appends one version 2 instrumented record: enum ptrec_soft_kind, addresses a and b, the
  * 28-bit field x, laid out as core/branch.h says (written here field by field). */
 static inline void tw_soft2(struct tbuf *ring, unsigned soft_kind, uint64_t a, uint64_t b,

@@ -9,8 +9,10 @@
  * "last: f" names the function of the newest record's source), symbolized with `nm` on the
  * executable (an independent oracle).  Also prints "rip 0x..." from REGS, one
  * "memory kind K vaddr 0x... size N covers_rip 0|1 rip_bytes XXXX" line per MEMORY record, and
- * one "buildid HEX PATH" line per BUILDID record, and "fault si_code C addr 0x..." from PROCESS.  Exits 1 with a message when the dump is
- * malformed. */
+ * one "buildid HEX PATH" line per BUILDID record, "sysfile KIND size N kept M flags F" per SYSFILE
+ * record (the process's before END; the host's after it, appended by the report child and
+ * closed by a second END), and "fault si_code C addr 0x..." from PROCESS.  Exits 1 with a
+ * message when the dump is malformed. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,21 +168,38 @@ int main(int argc, char **argv)
 			maps = (const char *)buf + pay;
 			maps_len = r.size;
 			break;
+		case PTREC_REC_SYSFILE: {
+			/* the process's files before END, the host's appended after it */
+			struct ptrec_dump_sysfile sf;
+			if (r.size < sizeof(sf)) fail("SYSFILE size", (long long)off);
+			memcpy(&sf, buf + pay, sizeof(sf));
+			int host = sf.kind >= PTREC_SYSFILE_CPUINFO && sf.kind <= PTREC_SYSFILE_OS_RELEASE;
+			if (sf.kind < PTREC_SYSFILE_CMDLINE || sf.kind > PTREC_SYSFILE_OS_RELEASE ||
+			    host != (complete > 0))
+				fail("SYSFILE kind in the wrong place", (long long)off);
+			if (sf.size < r.size - sizeof(sf) ||
+			    !(sf.flags & PTREC_SYSFILE_CUT) != (sf.size == r.size - sizeof(sf)))
+				fail("SYSFILE size field or CUT flag", (long long)off);
+			printf("sysfile %u size %" PRIu64 " kept %" PRIu64 " flags 0x%x\n", sf.kind,
+			       sf.size, (uint64_t)(r.size - sizeof(sf)), sf.flags);
+			break;
+		}
 		case PTREC_REC_END:
-			complete = 1;
+			complete++;
 			break;
 		default:
+			if (complete) fail("a record other than SYSFILE after END", (long long)off);
 			break;
 		}
 		off = pay + ((r.size + 7) & ~7ull);
-		if (complete) break;
+		if (complete == 2) break;
 	}
 	if (!have_process) fail("no PROCESS record", (long long)off);
 	if (complete && off != (size_t)size) fail("bytes after END", (long long)off);
 	if ((unsigned)nthread_recs != p.nthreads) fail("nthreads differs from THREAD records", 0);
 	p.exe[sizeof(p.exe) - 1] = '\0';
 	printf("event %u signo %d tid %u threads %u complete %d exe %s\n", p.event, p.signo, p.tid,
-	       p.nthreads, complete, p.exe);
+	       p.nthreads, complete > 0, p.exe);
 	printf("fault si_code %d addr 0x%" PRIx64 "\n", p.si_code, p.fault_addr);
 
 	/* The executable's load base: the lowest mapping of p.exe. */

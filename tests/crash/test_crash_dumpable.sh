@@ -1,8 +1,9 @@
 #!/bin/sh
 # A process that is not dumpable (prctl PR_SET_DUMPABLE 0, as OpenSSH and gpg-agent do) gets no
-# dump and no report anywhere, like the kernel writes no core for it; the stderr line says why.
+# dump, no report and no minidump (PTREC_MINIDUMP=1) anywhere, like the kernel writes no core
+# for it: none of its memory, arguments, auxiliary vector or status; the stderr line says why.
 . "$top_srcdir/tests/crash/hardening_common.sh"
-hrun nondumpable
+hrun nondumpable PTREC_MINIDUMP=1
 [ "$status" -eq 139 ] || fail "exit status $status, expected 139 (SIGSEGV)"
 line=$(ptrec_line)
 case "$line" in

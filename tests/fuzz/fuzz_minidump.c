@@ -159,6 +159,7 @@ static struct tbuf sample_dump(void)
 	tw_process(&b, 7, 7, PTREC_EVENT_CRASH, 11, 1, 0x10, PTREC_BACKEND_INSTRUMENTED, 3, "p",
 	           "/nonexistent/prog", "why");
 	tw_regs(&b, 7, 0x401123, 0x7000, 0x7000);
+	tw_sample_process_files(&b);
 	tw_thread(&b, 7, PTREC_BACKEND_INSTRUMENTED, PTREC_THREAD_CRASHED, "main", 4096, ring.n,
 	          ring.p, ring.n);
 	tw_thread(&b, 8, PTREC_BACKEND_INSTRUMENTED, 0, "w1", 4096, ring.n, ring.p, ring.n);
@@ -170,6 +171,7 @@ static struct tbuf sample_dump(void)
 	tw_record(&b, PTREC_REC_TASK, &t8, sizeof(t8));
 	tw_record(&b, PTREC_REC_TASK, &t9, sizeof(t9));
 	tw_end(&b);
+	tw_sample_host_files(&b);
 	free(ring.p);
 	return b;
 }

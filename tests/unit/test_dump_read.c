@@ -287,11 +287,106 @@ static void test_cut_short_and_unknown(void)
 	free(b.p);
 }
 
+/* 1 if a warning of d contains text. */
+static int warned(const struct ptrec_dump *d, const char *text)
+{
+	for (size_t i = 0; i < d->warnings.count; i++)
+		if (strstr(d->warnings.items[i], text))
+			return 1;
+	return 0;
+}
+
+/* SYSFILE records: the process's in the dump, the host's appended after END by the report
+ * child and closed by another END; read by kind, what was cut flagged, nothing in them fatal,
+ * and an appended part cut anywhere read as far as it goes without losing the dump. */
+static void test_sysfiles(void)
+{
+	static const char cmdline[] = "/usr/bin/demo\0--port\0" "6379\0";
+	static const uint64_t auxv[] = {6, 4096, 9, 0x555555555040, 0, 0};
+	static const char cpuinfo[] = "processor\t: 0\nvendor_id\t: GenuineIntel\n\n";
+	static const char osrel[] = "ID=debian\nVERSION_ID=\"12\"\n";
+	struct tbuf b = {0};
+	struct ptrec_dump d;
+	struct ptrec_dump_error err;
+
+	tw_header(&b);
+	tw_process(&b, 7, 7, PTREC_EVENT_CRASH, 11, 1, 0x10, PTREC_BACKEND_NONE, 0, "demo",
+	           "/usr/bin/demo", "");
+	tw_sysfile(&b, PTREC_SYSFILE_CMDLINE, 0, sizeof(cmdline) - 1, cmdline, sizeof(cmdline) - 1);
+	tw_sysfile(&b, PTREC_SYSFILE_AUXV, 0, sizeof(auxv), auxv, sizeof(auxv));
+	tw_sysfile(&b, 99, 0, 3, "new", 3); /* a kind of a later writer: skipped */
+	tw_end(&b);
+	size_t end1 = b.n;
+	tw_sysfile(&b, PTREC_SYSFILE_CPUINFO, PTREC_SYSFILE_CUT, 300000, cpuinfo,
+	           sizeof(cpuinfo) - 1);
+	tw_sysfile(&b, PTREC_SYSFILE_OS_RELEASE, 0, sizeof(osrel) - 1, osrel, sizeof(osrel) - 1);
+	tw_end(&b);
+
+	CHECK(ptrec_dump_parse(b.p, b.n, &d, &err) == 0);
+	CHECK(d.complete);
+	CHECK_EQ_U64(d.end_offset, b.n);
+	CHECK_EQ_U64(d.warnings.count, 0);
+	const struct ptrec_dump_sysfile_rec *f = d.sysfiles;
+	CHECK(f[PTREC_SYSFILE_CMDLINE].present && !f[PTREC_SYSFILE_CMDLINE].appended);
+	CHECK_EQ_U64(f[PTREC_SYSFILE_CMDLINE].len, sizeof(cmdline) - 1);
+	CHECK(!memcmp(f[PTREC_SYSFILE_CMDLINE].bytes, cmdline, sizeof(cmdline) - 1));
+	CHECK(f[PTREC_SYSFILE_AUXV].present && f[PTREC_SYSFILE_AUXV].len == sizeof(auxv));
+	CHECK(!memcmp(f[PTREC_SYSFILE_AUXV].bytes, auxv, sizeof(auxv)));
+	CHECK(!f[PTREC_SYSFILE_STATUS].present && !f[PTREC_SYSFILE_LSB_RELEASE].present);
+	CHECK(f[PTREC_SYSFILE_CPUINFO].present && f[PTREC_SYSFILE_CPUINFO].appended);
+	CHECK_EQ_U64(f[PTREC_SYSFILE_CPUINFO].hdr.size, 300000);
+	CHECK(f[PTREC_SYSFILE_CPUINFO].hdr.flags & PTREC_SYSFILE_CUT);
+	CHECK(!memcmp(f[PTREC_SYSFILE_CPUINFO].bytes, cpuinfo, sizeof(cpuinfo) - 1));
+	CHECK(f[PTREC_SYSFILE_OS_RELEASE].present && f[PTREC_SYSFILE_OS_RELEASE].appended);
+	CHECK(!(f[PTREC_SYSFILE_OS_RELEASE].hdr.flags & PTREC_SYSFILE_CUT));
+	ptrec_dump_free(&d);
+
+	/* The appended part cut at every offset: the dump stays complete, the whole records
+	 * are read, a cut one is left out with a warning. */
+	for (size_t n = end1; n < b.n; n++) {
+		CHECK(ptrec_dump_parse(b.p, n, &d, &err) == 0);
+		CHECK(d.complete);
+		CHECK(d.sysfiles[PTREC_SYSFILE_AUXV].present);
+		CHECK(n == end1 || warned(&d, "bytes after the END record") ||
+		      warned(&d, "have no END of their own: cut short"));
+		CHECK(!d.sysfiles[PTREC_SYSFILE_OS_RELEASE].present ||
+		      n >= b.n - 16 /* only the closing END is missing */);
+		ptrec_dump_free(&d);
+	}
+
+	/* Odd records: too short for the header, a second of a kind, a size below the bytes
+	 * kept: warnings, never a failure; a record after END that is not a SYSFILE is not read. */
+	struct tbuf o = {0};
+	tw_header(&o);
+	tw_process(&o, 7, 7, PTREC_EVENT_CRASH, 11, 1, 0x10, PTREC_BACKEND_NONE, 0, "demo",
+	           "/usr/bin/demo", "");
+	tw_record(&o, PTREC_REC_SYSFILE, "short", 5);
+	tw_sysfile(&o, PTREC_SYSFILE_STATUS, 0, 2, "Name:\tdemo\n", 11);
+	tw_sysfile(&o, PTREC_SYSFILE_STATUS, 0, 5, "other", 5);
+	tw_end(&o);
+	tw_memory(&o, 0x7000, PTREC_MEM_STACK, 7, "12345678", 8);
+	tw_end(&o);
+	CHECK(ptrec_dump_parse(o.p, o.n, &d, &err) == 0);
+	CHECK(d.complete);
+	CHECK(warned(&d, "less than its 16-byte header"));
+	CHECK(warned(&d, "second SYSFILE record of kind 3"));
+	CHECK(warned(&d, "says the file had 2 bytes but keeps 11"));
+	CHECK(warned(&d, "not whole SYSFILE records"));
+	CHECK(d.sysfiles[PTREC_SYSFILE_STATUS].present);
+	CHECK_EQ_U64(d.sysfiles[PTREC_SYSFILE_STATUS].hdr.size, 11);
+	CHECK(!memcmp(d.sysfiles[PTREC_SYSFILE_STATUS].bytes, "Name:\tdemo\n", 11));
+	CHECK_EQ_U64(d.nmemory, 0);
+	ptrec_dump_free(&d);
+	free(o.p);
+	free(b.p);
+}
+
 int main(void)
 {
 	test_valid();
 	test_truncated_everywhere();
 	test_corrupted();
 	test_cut_short_and_unknown();
+	test_sysfiles();
 	return check_done();
 }

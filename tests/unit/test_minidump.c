@@ -86,6 +86,17 @@ static size_t md_str(const struct ptrec_minidump *m, uint32_t rva, uint16_t *out
 	return n;
 }
 
+/* SYSFILE records make_dump writes: 0 none (the dumps before them), 1 all, 2 without
+ * lsb-release and with a cut cpuinfo. */
+static int with_sysfiles;
+static const char sf_cmdline[] = "/opt/srv/bin/server\0--port\0" "6379\0";
+static const uint64_t sf_auxv[] = {33, VDSO, 6, 4096, 9, 0x555555555040, 0, 0};
+static const char sf_status[] = "Name:\tserver\nPid:\t7\nTgid:\t4242\n";
+static const char sf_cpuinfo[] = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n\n"
+                                 "processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n\n";
+static const char sf_lsb[] = "DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=24.04\n";
+static const char sf_os[] = "ID=debian\nVERSION_ID=\"12\"\n";
+
 static struct tbuf make_dump(uint32_t event, int overlap)
 {
 	struct tbuf b = {0}, ring = {0};
@@ -106,6 +117,13 @@ static struct tbuf make_dump(uint32_t event, int overlap)
 	tw_process(&b, 4242, 7, event, event == PTREC_EVENT_CRASH ? SIGSEGV : 0, 1, 0x10,
 	           PTREC_BACKEND_INSTRUMENTED, 3, "server", EXE, "");
 	tw_regs(&b, 7, 0x555555555123, STACK7, 0x7fffffffe100);
+	if (with_sysfiles) {
+		tw_sysfile(&b, PTREC_SYSFILE_CMDLINE, 0, sizeof(sf_cmdline) - 1, sf_cmdline,
+		           sizeof(sf_cmdline) - 1);
+		tw_sysfile(&b, PTREC_SYSFILE_AUXV, 0, sizeof(sf_auxv), sf_auxv, sizeof(sf_auxv));
+		tw_sysfile(&b, PTREC_SYSFILE_STATUS, 0, sizeof(sf_status) - 1, sf_status,
+		           sizeof(sf_status) - 1);
+	}
 	tw_thread(&b, 7, PTREC_BACKEND_INSTRUMENTED, PTREC_THREAD_CRASHED, "server", 1u << 16,
 	          ring.n, ring.p, ring.n);
 	tw_thread(&b, 8, PTREC_BACKEND_INSTRUMENTED, 0, "worker", 1u << 16, 0, NULL, 0);
@@ -120,6 +138,16 @@ static struct tbuf make_dump(uint32_t event, int overlap)
 	tw_record(&b, PTREC_REC_TASK, &t8, sizeof(t8));
 	tw_record(&b, PTREC_REC_TASK, &t9, sizeof(t9));
 	tw_end(&b);
+	if (with_sysfiles) { /* appended by the report child */
+		int cut = with_sysfiles == 2;
+		tw_sysfile(&b, PTREC_SYSFILE_CPUINFO, cut ? PTREC_SYSFILE_CUT : 0,
+		           cut ? 200000 : sizeof(sf_cpuinfo) - 1, sf_cpuinfo, sizeof(sf_cpuinfo) - 1);
+		if (!cut)
+			tw_sysfile(&b, PTREC_SYSFILE_LSB_RELEASE, 0, sizeof(sf_lsb) - 1, sf_lsb,
+			           sizeof(sf_lsb) - 1);
+		tw_sysfile(&b, PTREC_SYSFILE_OS_RELEASE, 0, sizeof(sf_os) - 1, sf_os, sizeof(sf_os) - 1);
+		tw_end(&b);
+	}
 	free(ring.p);
 	return b;
 }
@@ -369,9 +397,61 @@ static void test_other_machine(void)
 	free(b.p);
 }
 
+/* 1 if the stream of type holds exactly len bytes equal to want. */
+static int stream_is(const struct ptrec_minidump *m, uint32_t type, const void *want, size_t len)
+{
+	uint32_t size, at = stream(m, type, &size);
+	return at && size == len && at + (uint64_t)size <= m->size && !memcmp(m->data + at, want, len);
+}
+
+/* The Linux streams Breakpad writes from /proc and /etc, from the dump's SYSFILE records as
+ * they are: LinuxCmdLine, LinuxAuxv, LinuxProcStatus, LinuxCpuInfo, LinuxLsbRelease (the
+ * lsb-release when there is one, else the os-release); the system info's vendor and processor
+ * count from the cpuinfo (none when it was cut); a dump without SYSFILE records (all dumps
+ * before them) has none of these streams. */
+static void test_linux_streams(void)
+{
+	struct ptrec_minidump m;
+	uint32_t size, si;
+
+	if (build(PTREC_EVENT_CRASH, 0, &m))
+		return;
+	for (uint32_t type = 0x47670003; type <= 0x47670008; type++)
+		CHECK_EQ_U64(stream(&m, type, &size), 0);
+	si = stream(&m, 7, &size);
+	CHECK_EQ_U64(m.data[si + 6], 0); /* number_of_processors: unknown */
+	CHECK_EQ_U64(u32(&m, si + 32), 0);
+	ptrec_minidump_free(&m);
+
+	with_sysfiles = 1;
+	if (build(PTREC_EVENT_CRASH, 0, &m) == 0) {
+		CHECK(stream_is(&m, 0x47670006, sf_cmdline, sizeof(sf_cmdline) - 1));
+		CHECK(stream_is(&m, 0x47670008, sf_auxv, sizeof(sf_auxv)));
+		CHECK(stream_is(&m, 0x47670004, sf_status, sizeof(sf_status) - 1));
+		CHECK(stream_is(&m, 0x47670003, sf_cpuinfo, sizeof(sf_cpuinfo) - 1));
+		CHECK(stream_is(&m, 0x47670005, sf_lsb, sizeof(sf_lsb) - 1));
+		CHECK_EQ_U64(stream(&m, 0x47670007, &size), 0); /* never the environment */
+		si = stream(&m, 7, &size);
+		CHECK_EQ_U64(m.data[si + 6], 2);
+		CHECK(!memcmp(m.data + si + 32, "GenuineIntel", 12));
+		ptrec_minidump_free(&m);
+	}
+	with_sysfiles = 2;
+	if (build(PTREC_EVENT_CRASH, 0, &m) == 0) {
+		CHECK(stream_is(&m, 0x47670005, sf_os, sizeof(sf_os) - 1));
+		CHECK(stream_is(&m, 0x47670003, sf_cpuinfo, sizeof(sf_cpuinfo) - 1));
+		si = stream(&m, 7, &size);
+		CHECK_EQ_U64(m.data[si + 6], 0); /* cut: the count is not known */
+		CHECK(!memcmp(m.data + si + 32, "GenuineIntel", 12));
+		ptrec_minidump_free(&m);
+	}
+	with_sysfiles = 0;
+}
+
 int main(void)
 {
 	test_crash();
+	test_linux_streams();
 	test_snapshot();
 	test_other_machine();
 	return check_done();
