@@ -20,8 +20,10 @@
  * is left of report_timeout_ms; a DUMP.dmp the tool did not complete is removed.
  * The tool's environment is the one of ptrec_init, copied then into static room, without
  * libptrec's LD_PRELOAD entry or PTREC_PRELOAD (the tool never records itself; the heap and
- * environ of the crashed process are not trusted), and without DEBUGINFOD_URLS unless
- * PTREC_REPORT_DEBUGINFOD=1: the report at crash time never goes to the network by itself.
+ * environ of the crashed process are not trusted), without DEBUGINFOD_URLS unless
+ * PTREC_REPORT_DEBUGINFOD=1 (the report at crash time never goes to the network by itself),
+ * and without the dynamic loader's debugging variables (LD_SHOW_AUXV, LD_DEBUG, ...), whose
+ * output would land in the report and the minidump.
  *
  * Neither the runner nor the tool copies the application's address space: the runner shares it
  * (CLONE_VM) on a stack of its own mapped at ptrec_init, and the tool is started like vfork
@@ -506,6 +508,19 @@ static int report_env_add(unsigned *n, size_t *used, const char *name, const cha
 	return 0;
 }
 
+/* 1 if env entry e sets a dynamic loader's debugging output: glibc's ld.so then writes into
+ * the tool's stdout, which is DUMP.txt or DUMP.dmp (LD_SHOW_AUXV put the auxiliary vector in
+ * front of the minidump), or lists libraries instead of running it (LD_TRACE_LOADED_OBJECTS). */
+static int loader_debug(const char *e)
+{
+	static const char *const names[] = {"LD_SHOW_AUXV=", "LD_DEBUG=", "LD_DEBUG_OUTPUT=",
+	                                    "LD_TRACE_LOADED_OBJECTS=", "LD_VERBOSE="};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(e, names[i], strlen(names[i])))
+			return 1;
+	return 0;
+}
+
 void ptrec_report_env_prepare(char *const *env, const char *ld_preload)
 {
 	unsigned n = 0;
@@ -519,7 +534,7 @@ void ptrec_report_env_prepare(char *const *env, const char *ld_preload)
 			network = 1;
 	for (size_t i = 0; env && env[i]; i++)
 		if (strncmp(env[i], "LD_PRELOAD=", 11) && strncmp(env[i], "PTREC_PRELOAD=", 14) &&
-		    (network || strncmp(env[i], "DEBUGINFOD_URLS=", 16)))
+		    (network || strncmp(env[i], "DEBUGINFOD_URLS=", 16)) && !loader_debug(env[i]))
 			report_env_add(&n, &used, env[i], NULL);
 	if (ld_preload && *ld_preload)
 		report_env_add(&n, &used, "LD_PRELOAD=", ld_preload);
