@@ -48,7 +48,8 @@
  *   applies to.  Runs executed inside a TSX transaction carry PT_FLOW_RUN_SPECULATIVE.
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
  *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
- *   text).  After an error of the packets (bad packet, bad IP compression) decoding resumes
+ *   text; the run's offset is where the decoder is, as ptxed reports it: the packet that
+ *   completes the item read ahead, see nx_at in pt_flow_state.h).  After an error of the packets (bad packet, bad IP compression) decoding resumes
  *   at the next PSB; after an error of the flow (no image at an IP, undecodable instruction,
  *   a packet the code does not call for, a bad compressed return) the packets are still in
  *   step and it resumes at the next packet that gives an IP: a TIP's target (also after a

@@ -482,8 +482,10 @@ int pt_flow_psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 			 * the decode went wrong before it (the packets of a mode change are a
 			 * MODE.Exec and the branch's TIP, never PSB+ alone) */
 			if (f->state == ST_ENABLED && f->mode_known && !pending &&
-			    f->mode != exec_mode(pkt.sub))
+			    f->mode != exec_mode(pkt.sub)) {
 				f->psb_mode_bad = 1;
+				f->psb_mode_off = f->pos;
+			}
 			f->mode = exec_mode(pkt.sub);
 			f->mode_known = 1;
 			f->iflag = (uint8_t)((pkt.sub >> 2) & 1);
@@ -583,6 +585,10 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.new_mode = f->pending_mode;
 			if (pkt.type != PT_PKT_TIP_PGD)
 				f->has_pending_mode = 0;
+			else if (!f->nx.has_mode) /* used up once read: the position is past it and
+			                              the PADs after it */
+				for (f->nx.at = f->pos; f->nx.at < f->len && !f->buf[f->nx.at];)
+					f->nx.at++;
 			nx_time(f);
 			if (pkt.type == PT_PKT_TIP_PGE && !f->nx.has_ip)
 				set_err(f, off, -PTREC_EFORMAT, "TIP.PGE without IP");
@@ -643,6 +649,9 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 					}
 					f->pos += (size_t)n;
 					f->nx.kind = pkt.type == PT_PKT_TIP ? NX_FUP_TIP : NX_FUP_PGD;
+					if (!f->nx.abort) /* an abort is complete at its FUP ("a
+					                     MODE.TSX, which binds to the same IP") */
+						f->nx.at = off2; /* the packet that completes the pair */
 					f->nx.has_ip2 = e > 0;
 					f->nx.ip2 = to;
 					f->nx.has_mode = f->has_pending_mode;
@@ -680,6 +689,7 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 				f->nx.ip = ip;
 				f->nx.has_ip = 1;
 				f->nx.off = off;
+				f->nx.at = f->pos - 2; /* its PSBEND (02 23), which ends it */
 				f->nx.psb_off = off;
 				nx_time(f);
 				return;

@@ -48,11 +48,13 @@ void pt_flow_mismatch(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, ui
 	struct nx *nx = &f->nx;
 	if (nx->kind == NX_ERR)
 		pt_flow_gap(f, run, from, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
-	else if (nx->kind == NX_SYNC)
-		pt_flow_gap(f, run, from, -PTREC_ESTATE, "PSB+ IP not reached by the code", nx->off,
+	else {
+		pt_flow_gap(f, run, from, -PTREC_ESTATE,
+		    nx->kind == NX_SYNC ? "PSB+ IP not reached by the code" : why, nx->off,
 		    RESYNC_AT_IP);
-	else
-		pt_flow_gap(f, run, from, -PTREC_ESTATE, why, nx->off, RESYNC_AT_IP);
+		run->offset = nx_at(nx); /* reported where the decoder is (nx_at); the skipped
+		                            bytes count from nx->off, the first packet not used */
+	}
 }
 
 /* BDM64 ("an incorrect FUP IP may be recorded on a TSX abort right after a branch"): 1 if

@@ -98,6 +98,8 @@ struct nx {
 	uint64_t ip;       /* TIP/PGE/PGD target, FUP IP, PSB+ IP, OVF resume IP */
 	uint64_t ip2;      /* the TIP/TIP.PGD target after a FUP */
 	uint64_t off;      /* trace offset of the packet */
+	uint64_t at;       /* the decoder's position once the item is known (0: off), the offset
+	                      an error found while it is looked ahead is reported at: see nx_at */
 	uint64_t psb_off;  /* NX_SYNC: offset of its PSB (resync point on a mismatch) */
 	uint64_t tsc;      /* time when it was read */
 };
@@ -230,6 +232,7 @@ struct ptrec_pt_flow {
 	struct flow_key key_next;   /* key_first of the segment decoded before the restart */
 	long next_sync;             /* and its first_sync */
 	struct ptrec_pt_flow_stats stats; /* counters */
+	uint64_t psb_mode_off;      /* psb_mode_bad: the offset of PSB+'s MODE.Exec that said it */
 };
 
 /* Hidden: called from the other pt_flow*.c files only, never from outside the decoder. */
@@ -252,6 +255,17 @@ static inline int ret_pop(struct ptrec_pt_flow *f, uint64_t *ip)
 	f->ret_n--;
 	*ip = f->ret[f->ret_top];
 	return 0;
+}
+
+/* Where the decoder is while nx is looked ahead: the offset an error of the flow is reported
+ * at, as ptxed reports it (pt_insn_get_offset(3), "the decoder's current position"; the SDM
+ * says nothing about a decoder's position).  It is the packet that completes the item: the
+ * TIP or TIP.PGD of a FUP pair, the FUP that MODE.TSX/PTW/... wait for, the PSBEND of a PSB+;
+ * past a TIP.PGD that nothing is bound to (it is used up once read, like a TNT packet, after
+ * which the position is the next packet). */
+static inline uint64_t nx_at(const struct nx *nx)
+{
+	return nx->at ? nx->at : nx->off;
 }
 
 /* Sets nx's time to now. */

@@ -66,6 +66,7 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			f->psb_mode_bad = 0;
 			pt_flow_gap(f, run, f->ip, -PTREC_ESTATE, "bad status update", nx->off,
 			            RESYNC_AT_IP);
+			run->offset = f->psb_mode_off; /* the packet that says it */
 			return 1;
 		}
 		nx->kind = NX_NONE;
@@ -322,10 +323,11 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			}
 		}
 
-		if (b->end == BLK_ERROR) { /* at the first packet the flow has not used */
+		if (b->end == BLK_ERROR) { /* reported where the decoder is (nx_at) */
 			pt_flow_gap(f, run, BLK_END_IP(b), b->err,
 			    b->err == -PTREC_ENOMAP ? "no code image at IP" : "undecodable instruction",
 			    nx->kind != NX_NONE ? nx->off : f->pos, RESYNC_AT_IP);
+			run->offset = nx->kind != NX_NONE ? nx_at(nx) : f->pos; /* see nx_at */
 			return 1;
 		}
 		if (b->end == BLK_OPEN) {

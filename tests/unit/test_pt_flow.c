@@ -1663,6 +1663,99 @@ static void test_iflag(void)
  * resumes at the next packet that says where execution is, and what that packet says is kept.
  * The SDM sentences are from Vol. 3C, chapter "Intel Processor Trace" (36.x in the edition
  * cited). */
+/* The trace offset of the first GAP (where the error is reported), ~0 without one. */
+static uint64_t first_gap_offset(const struct tb *t)
+{
+	struct ptrec_pt_flow_config cfg = {t->b, t->n, image, 0, {0}};
+	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+	struct ptrec_pt_flow_run run;
+	uint64_t off = ~0ull;
+	while (off == ~0ull && ptrec_pt_flow_next_run(f, &run) > 0)
+		if (run.ev.kind == PTREC_BR_GAP)
+			off = run.offset;
+	ptrec_pt_flow_free(f);
+	return off;
+}
+
+/* Where an error is reported.  The SDM defines no decoder position; ptxed prints libipt's
+ * (pt_insn_get_offset(3): "the decoder's current position"), the packet its decoder is at
+ * with the next item read ahead, and so does libptrec: the packet that completes that item,
+ * by the SDM's compound packets (Table "Compound Packet Event Summary").  In each case below
+ * the flow fails at 0xdead0000 (no code there) with the next item read ahead. */
+static void test_error_offsets(void)
+{
+	struct tb t;
+	size_t off;
+
+	/* "Unconditional uncompressed control-flow transfer: Beginning FUP or none ... End TIP
+	 * or TIP.PGD": a FUP + TIP pair is complete at its TIP. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	fup(&t, 0x7000);
+	off = t.n;
+	tip(&t, 0x7100);
+	pgd(&t, 0);
+	CHECK_EQ_U64(first_gap_offset(&t), off);
+	/* A TIP alone: at that TIP. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	off = t.n;
+	tip(&t, 0x7100);
+	CHECK_EQ_U64(first_gap_offset(&t), off);
+	/* 36.4.2.6: "In TSX cases, the FUP is immediately preceded by a MODE.TSX, which binds to
+	 * the same IP": a TSX abort (MODE.TSX + FUP) is an item of its own, complete at its FUP,
+	 * before the FUP + TIP that takes execution to the abort handler. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	mode_tsx(&t, 0, 1);
+	off = t.n;
+	fup(&t, 0x7000);
+	tip(&t, 0x7100);
+	CHECK_EQ_U64(first_gap_offset(&t), off);
+	/* 36.4.2.17 (PSB): "the decoder should interpret all following packets as 'status only',
+	 * until either a PSBEND or OVF packet is encountered": a PSB+ is complete at its PSBEND. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	psb(&t);
+	mode_exec(&t, 1, 0);
+	fup(&t, 0x7000);
+	off = t.n;
+	psbend(&t);
+	pgd(&t, 0);
+	CHECK_EQ_U64(first_gap_offset(&t), off);
+	/* A bad status update is found in PSB+ itself: at the MODE.Exec that says another mode
+	 * (36.3.7, PSB+ packets "inform the decoder of the state of the processor at the time of
+	 * the PSB"; 0x5000 is `jmp rax`, waiting for a TIP, when PSB+ says 32-bit). */
+	start(&t, 0x4100);
+	tip(&t, 0x5000);
+	psb(&t);
+	off = t.n;
+	mode_exec(&t, 0, 1);
+	fup(&t, 0x5000);
+	psbend(&t);
+	pgd(&t, 0);
+	CHECK_EQ_U64(first_gap_offset(&t), off);
+	/* A TNT packet and a TIP.PGD that carries no MODE.Exec are used up once read: past
+	 * them (and the PADs after them; at the end of the trace, its size). */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	tnt(&t, "tn");
+	off = t.n;
+	tip(&t, 0x7100);
+	CHECK_EQ_U64(first_gap_offset(&t), off);
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	pgd(&t, 0);
+	pad(&t);
+	off = t.n;
+	pge(&t, 0x7000);
+	CHECK_EQ_U64(first_gap_offset(&t), off);
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
+	pgd(&t, 0);
+	CHECK_EQ_U64(first_gap_offset(&t), t.n);
+}
+
 static void test_resync_rules(void)
 {
 	struct tb t;
@@ -2377,6 +2470,7 @@ int main(void)
 	test_iflag();
 	test_end_of_stream();
 	test_resync_rules();
+	test_error_offsets();
 	test_status_events();
 	test_errata_and_edges();
 	test_tail_first();
