@@ -25,6 +25,7 @@ void pt_flow_gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_
 	f->stats.gaps++;
 	f->gap_open = 1;
 	f->gap_off = off;
+	f->tnt_lost = f->tnt_n != 0; /* (bits queued for code now unknown) */
 	f->br_held_n = 0; /* the branch they bind to is lost (ptxed drops them too) */
 	if (resync_from == RESYNC_AT_IP) {
 		/* The packets are still in step: items held for a FUP happen at that FUP's IP,
@@ -107,15 +108,24 @@ static int resync_item(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, u
 }
 
 /* ST_RESYNC: after an error of the flow (no code image at an IP, a packet the code does not
- * call for, a bad compressed return, a bad status update in PSB+, ...) the packets are still
- * in step, so the next one that says where execution is ends the gap: a TIP's target, a FUP
- * + TIP (an asynchronous event in the gap: reported, from the FUP's IP to the TIP's), a FUP
- * bound to PTWRITE/MODE.TSX/MODE.Exec/EXSTOP (what they say happens there), a PSB+ FUP; a
- * TIP.PGE, TIP.PGD or OVF says that tracing went on or off.  TNT bits before it are dropped
- * (the code they belong to is unknown).  A RESYNC item says where the gap ended, before what
- * that packet says.  Returns like step_other. */
+ * call for, a bad compressed return, a bad status update in PSB+, a packet that needs tracing
+ * on while it is off, ...) the packets are still in step, so the next one that says where
+ * execution is ends the gap: a TIP's target, a FUP + TIP (an asynchronous event in the gap:
+ * reported, from the FUP's IP to the TIP's), a FUP bound to PTWRITE/MODE.TSX/MODE.Exec/EXSTOP
+ * (what they say happens there), a PSB+ FUP; a TIP.PGE, TIP.PGD or OVF says that tracing went
+ * on or off.  TNT bits before it are dropped (the code they belong to is unknown), and once
+ * some are, a TIP is no resume point: SDM 36.4.2.3, "The processor may opt to defer sending
+ * out the TNT when TIPs are generated ... Any number of TIP packets may be accumulated this
+ * way, such that only once the TNT is filled, or once another packet (e.g., FUP) is generated,
+ * the TNT will be sent, followed by all the deferred TIP packets": the dropped bits may be those
+ * of the branches after that TIP's target.  The packets that force them out (FUP, TIP.PGD,
+ * TIP.PGE, OVF, PSB) are.  (libipt's pt_insn_resync, ptxed --resync-on-error, resumes at the
+ * TIP: "This may lead to subsequent errors when synchronizing at a deferred TIP".)  A RESYNC
+ * item says where the gap ended, before what that packet says.  Returns like step_other. */
 int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
+	if (f->tnt_n)
+		f->tnt_lost = 1;
 	f->tnt_n = 0;
 	pt_flow_lookahead(f, 0);
 	if (f->aux_n || pt_flow_ptw_due(f))
@@ -142,6 +152,11 @@ int pt_flow_step_resync(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 	case NX_TIP:
 	case NX_FUP_TIP:
 		if (nx->kind == NX_TIP ? !nx->has_ip : !nx->has_ip2) {
+			nx->kind = NX_NONE;
+			return -1;
+		}
+		if (nx->kind == NX_TIP && f->tnt_lost) { /* maybe deferred: see above */
+			pt_flow_apply_mode(f, nx); /* (a MODE.Exec before it changed the mode) */
 			nx->kind = NX_NONE;
 			return -1;
 		}

@@ -233,6 +233,9 @@ struct ptrec_pt_flow {
 	long next_sync;             /* and its first_sync */
 	struct ptrec_pt_flow_stats stats; /* counters */
 	uint64_t psb_mode_off;      /* psb_mode_bad: the offset of PSB+'s MODE.Exec that said it */
+	uint8_t tnt_lost;           /* ST_RESYNC: TNT bits of unknown code were dropped since the
+	                               error: a TIP is no resume point (pt_flow_step_resync) */
+	uint8_t tnt_off_state;      /* ST_DISABLED: the bits queued came while tracing is off */
 };
 
 /* Hidden: called from the other pt_flow*.c files only, never from outside the decoder. */

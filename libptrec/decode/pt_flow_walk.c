@@ -497,6 +497,17 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 
 /* Handles the states other than ST_ENABLED.  Returns 1 with a run, 0 at the end, or -1 to go
  * on (state changed). */
+/* A TNT or TIP while tracing is off (after a TIP.PGD, a PSB+ without FUP, an OVF that no FUP
+ * followed): both are sent only while PacketEn=1 (SDM 36.4.2.1 and 36.4.2.2, "Dependencies:
+ * PacketEn"), so tracing was on and the flow does not know where: a gap (ptxed's "unexpected
+ * packet context"), then the resync (pt_flow_step_resync) from the packet read, which stays the
+ * look-ahead item. */
+static void context_error(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_t off)
+{
+	pt_flow_gap(f, run, 0, -PTREC_ESTATE, "unexpected packet context (TNT or TIP while tracing "
+	            "is off)", off, RESYNC_AT_IP);
+}
+
 static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
 	switch (f->state) {
@@ -562,14 +573,25 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		return -1;
 	}
 	case ST_DISABLED: {
-		f->tnt_n = 0; /* bits while disabled carry no flow */
+		struct nx *nx = &f->nx;
+		if (!f->tnt_off_state)
+			f->tnt_n = 0; /* bits from before tracing went off (dropped with it) */
 		pt_flow_lookahead(f, 0);
+		if (f->tnt_n)
+			f->tnt_off_state = 1; /* a TNT packet while tracing is off */
 		if (f->aux_n || f->ptw_n || f->trig_n)
 			return -1; /* items read before the look-ahead item come first */
-		struct nx *nx = &f->nx;
+		if (f->tnt_off_state) {
+			f->tnt_off_state = 0;
+			context_error(f, run, f->tnt_off);
+			return 1;
+		}
 		switch (nx->kind) {
 		case NX_NONE:
-			return -1; /* a TNT packet was read (and dropped) */
+			return -1;
+		case NX_TIP: /* a TIP while tracing is off: decoding may resume there */
+			context_error(f, run, nx_at(nx));
+			return 1;
 		case NX_FUP_AUX: /* nothing executes: they happen now */
 			nx->kind = NX_NONE;
 			pt_flow_release_fup_held(f, nx->ip);

@@ -118,6 +118,8 @@ static const char *err_text(int code, const char *why)
 	case PTREC_ESTATE: /* the flow's errors: the packets do not give what the code asks */
 		if (why && !strcmp(why, "bad status update"))
 			return why;
+		if (why && !strncmp(why, "unexpected packet context", 25))
+			return "unexpected packet context";
 		return "trace stream does not match query";
 	case PTREC_ENOMAP:
 		return "no memory mapped at this address";

@@ -340,6 +340,16 @@ static void start(struct tb *t, uint64_t ip)
 	psbend(t);
 }
 
+/* The same in 32-bit mode (MODE.Exec CS.L=0, CS.D=1). */
+static void start32(struct tb *t, uint64_t ip)
+{
+	t->n = 0;
+	psb(t);
+	mode_exec(t, 0, 1);
+	fup(t, ip);
+	psbend(t);
+}
+
 /* ---- cases ------------------------------------------------------------------------------ */
 
 static void test_tnt_loop(void)
@@ -484,11 +494,7 @@ static void test_modes(void)
 {
 	struct tb t;
 	/* 32-bit code: 48 is dec eax. */
-	t.n = 0;
-	psb(&t);
-	mode_exec(&t, 0, 1);
-	fup(&t, 0x5000);
-	psbend(&t);
+	start32(&t, 0x5000);
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "5000 5001 [disabled]");
 
@@ -625,10 +631,18 @@ static void test_gaps(void)
 
 	/* "After a decode error (no code image at an IP, a packet the code does not call for)
 	 * decoding resumes at the next packet that gives an IP, not only at the next PSB, with
-	 * the gap reported": TNT bits before that packet belong to unknown code and are dropped. */
+	 * the gap reported": TNT bits before that packet belong to unknown code and are dropped,
+	 * and so a TIP after them is no resume point (deferred TIPs, test_resync_rules): tracing
+	 * went off in the gap (TIP.PGD). */
 	start(&t, 0x4100);
 	tip(&t, 0xdead0000);
 	tnt(&t, "tt");
+	tip(&t, 0x7000);
+	pgd(&t, 0);
+	CHECK_STR(listing(&t, 0), "4100 4101 [gap] [disabled]");
+	/* A TIP with no TNT packet since the error is. */
+	start(&t, 0x4100);
+	tip(&t, 0xdead0000);
 	tip(&t, 0x7000);
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "4100 4101 [gap] 7000 7001 7002 7003 [disabled]");
@@ -662,7 +676,6 @@ static void test_gaps(void)
 		struct branch_ring ring;
 		start(&t, 0x4100);
 		tip(&t, 0xdead0000);
-		tnt(&t, "tt");
 		tip(&t, 0x7000);
 		pgd(&t, 0);
 		CHECK(ptrec_branch_ring_init(&ring, slots, 8) == 0);
@@ -909,7 +922,9 @@ static void test_cpu(void)
 	          "1000 1002 1004 1007 [overflow] 2010 2011 200a [disabled]");
 	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow]");
 
-	/* SKD010: the FUP after OVF is missing; the next TIP gives the resume IP. */
+	/* SKD010: the FUP after OVF is missing; the next TIP gives the resume IP.  Without the
+	 * erratum the same packets are a TIP while tracing is off (no FUP after the OVF): a gap
+	 * (test_context_error_32bit), and that TIP, with no TNT before it, is where execution is. */
 	start(&t, 0x1000);
 	tnt(&t, "t");
 	ovf(&t);
@@ -918,7 +933,7 @@ static void test_cpu(void)
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, PT_ERRATUM_SKD010),
 	          "1000 1002 1004 1007 [overflow] 2010 2011 200a [disabled]");
-	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow]");
+	CHECK_STR(listing(&t, 0), "1000 1002 1004 1007 [overflow] [gap] 2010 2011 200a [disabled]");
 }
 
 /* Deterministic mutation fuzzing: random byte changes to the traces above never crash, hang or
@@ -1756,6 +1771,79 @@ static void test_error_offsets(void)
 	CHECK_EQ_U64(first_gap_offset(&t), t.n);
 }
 
+/* A 32-bit trace (MODE.Exec CS.L=0, CS.D=1: 0x5000 is `dec eax; jmp eax`, two instructions)
+ * whose packets stop fitting the state early on: an OVF that no FUP or TIP.PGE follows says
+ * tracing was off when the overflow resolved (SDM Table "Compound Packet Event Summary",
+ * Overflow: "FUP if overflow resolves while ContextEn=1, else TIP.PGE"), yet a TNT comes, and
+ * TNT and TIP are sent only while tracing (36.4.2.1, 36.4.2.2: "Dependencies: PacketEn").
+ * libipt reports "unexpected packet context" and resyncs at the next PSB.  Tracing was on,
+ * so the packets after it are in step and decoding resumes where one of them says where
+ * execution is for sure: not at the TIP after the TNT (36.4.2.3, "Any number of TIP packets
+ * may be accumulated this way, such that only once the TNT is filled, or once another packet
+ * (e.g., FUP) is generated, the TNT will be sent, followed by all the deferred TIP packets":
+ * the TNT's bits may be those of the branches after that TIP's target), at the FUP + TIP. */
+static void test_context_error_32bit(void)
+{
+	struct tb t;
+	char want[256];
+	size_t ctx, fup_off;
+
+	start32(&t, 0x5000);
+	tip(&t, 0x7000);
+	ovf(&t);
+	ctx = t.n;
+	tnt(&t, "tt");
+	tip(&t, 0x8000);
+	tnt(&t, "n");
+	tip(&t, 0x7100);
+	fup_off = t.n;
+	fup(&t, 0x7100);
+	tip(&t, 0x5000);
+	pgd(&t, 0);
+	CHECK(ctx < 0x50); /* early, like the real trace's error at 0x50 */
+	snprintf(want, sizeof(want), "5000 5001 [overflow] [gap] [resync 5000@%zx+%zu] "
+	         "[interrupt] 5000 5001 [disabled]", fup_off, fup_off - ctx);
+	CHECK_STR(events(&t, 0), want);
+	{
+		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
+		struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
+		struct ptrec_pt_flow_run run;
+		const char *why = NULL;
+		uint64_t at = 0;
+		while (!why && ptrec_pt_flow_next_run(f, &run) > 0)
+			if (run.ev.kind == PTREC_BR_GAP) {
+				why = run.why;
+				at = run.offset;
+			}
+		CHECK(why && !strncmp(why, "unexpected packet context", 25));
+		CHECK_EQ_U64(at, ctx);
+		ptrec_pt_flow_free(f);
+	}
+	/* A TIP as the first packet out of context: nothing was dropped before it, so it is
+	 * where execution went (libipt's SKD010 recovery resumes there too). */
+	start32(&t, 0x5000);
+	tip(&t, 0x7000);
+	ovf(&t);
+	ctx = t.n;
+	tip(&t, 0x5000);
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "5000 5001 [overflow] [gap] [resync 5000@%zx+0] "
+	         "5000 5001 [disabled]", ctx);
+	CHECK_STR(events(&t, 0), want);
+	/* After a TIP.PGD the same. */
+	start32(&t, 0x5000);
+	pgd(&t, 0);
+	ctx = t.n;
+	tnt(&t, "t");
+	tip(&t, 0x7000);
+	fup_off = t.n;
+	fup(&t, 0x7003);
+	pgd(&t, 0);
+	snprintf(want, sizeof(want), "5000 5001 [disabled] [gap] [resync 0@%zx+%zu] [disabled]", fup_off,
+	         fup_off - ctx);
+	CHECK_STR(events(&t, 0), want);
+}
+
 static void test_resync_rules(void)
 {
 	struct tb t;
@@ -1763,17 +1851,22 @@ static void test_resync_rules(void)
 	size_t off, off2;
 
 	/* Where the gap ended and how many trace bytes lay unused in between: the TNT packet read
-	 * after the error belongs to unknown code ("[resync IP@OFFSET+BYTES]"). */
+	 * after the error belongs to unknown code ("[resync IP@OFFSET+BYTES]").  The TIP after
+	 * it is no resume point (SDM 36.4.2.3, deferred TIPs: "only once the TNT is filled, or
+	 * once another packet (e.g., FUP) is generated, the TNT will be sent, followed by all the
+	 * deferred TIP packets"; the dropped bits may be those after its target); the FUP is. */
 	start(&t, 0x4100);
 	tip(&t, 0xdead0000);
 	tnt(&t, "tt");
 	off = t.n;
 	tnt(&t, "tn");
+	tip(&t, 0x5100);
 	off2 = t.n;
+	fup(&t, 0x5100);
 	tip(&t, 0x7000);
 	pgd(&t, 0);
-	snprintf(want, sizeof(want), "4100 4101 [gap] [resync 7000@%zx+%zu] 7000 7001 7002 7003 [disabled]",
-	         off2, off2 - off);
+	snprintf(want, sizeof(want), "4100 4101 [gap] [resync 7000@%zx+%zu] [interrupt] 7000 7001 7002 "
+	         "7003 [disabled]", off2, off2 - off);
 	CHECK_STR(events(&t, 0), want);
 	{
 		struct ptrec_pt_flow_config cfg = {t.b, t.n, image, 0, {0}};
@@ -1792,7 +1885,7 @@ static void test_resync_rules(void)
 		struct branch_ring ring;
 		CHECK(ptrec_branch_ring_init(&ring, slots, 8) == 0);
 		CHECK(ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL) == 1);
-		const struct ptrec_branch *g = ptrec_branch_ring_newest(&ring, 1);
+		const struct ptrec_branch *g = ptrec_branch_ring_newest(&ring, 2);
 		CHECK_EQ_U64(g->kind, PTREC_BR_GAP);
 		CHECK_EQ_U64(g->from, 0xdead0000);
 		CHECK_EQ_U64(g->to, 0x7000);
@@ -2471,6 +2564,7 @@ int main(void)
 	test_end_of_stream();
 	test_resync_rules();
 	test_error_offsets();
+	test_context_error_32bit();
 	test_status_events();
 	test_errata_and_edges();
 	test_tail_first();
