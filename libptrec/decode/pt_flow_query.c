@@ -269,11 +269,34 @@ static int skip_to_stop(const struct ptrec_pt_flow *f, const struct ptrec_pt_pac
 }
 
 /* 1 if the next packet at or after pos, past timing, PAD, MNT and PWRE packets, is an
- * EXSTOP with IP=1: the stop whose FUP gives the IP of an MWAIT or PWRE read before pos. */
-static int exstop_ip_follows(const struct ptrec_pt_flow *f, size_t pos)
+ * EXSTOP with IP=1: the stop whose FUP gives the IP of an MWAIT or PWRE read before pos; 2
+ * if it is an EXSTOP without IP. */
+static int exstop_follows(const struct ptrec_pt_flow *f, size_t pos)
 {
 	struct ptrec_pt_packet pkt;
-	return first_pkt(f, pos, skip_to_stop, &pkt) && pkt.type == PT_PKT_EXSTOP && pkt.ip_bit;
+	if (!first_pkt(f, pos, skip_to_stop, &pkt) || pkt.type != PT_PKT_EXSTOP)
+		return 0;
+	return pkt.ip_bit ? 1 : 2;
+}
+
+static int exstop_ip_follows(const struct ptrec_pt_flow *f, size_t pos)
+{
+	return exstop_follows(f, pos) == 1;
+}
+
+/* An EXSTOP without IP was delivered: the PWREs held for it come after it; the other held
+ * items keep waiting for their FUP. */
+static void release_held_pwre_only(struct ptrec_pt_flow *f)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < f->fup_held_n; i++) {
+		const struct aux_item *a = &f->fup_held[i];
+		if (a->kind == PT_FLOW_AUX_PWRE)
+			pt_flow_aux_push(f, a->kind, a->payload, a->arg, 0);
+		else
+			f->fup_held[k++] = *a;
+	}
+	f->fup_held_n = k;
 }
 
 /* Applies a status-only packet (in_psb: inside PSB+, where PIP and VMCS only refresh the
@@ -296,9 +319,11 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		return 1;
 	case PT_PKT_PWRE: {
 		/* The C-state entry of an MWAIT or EXSTOP (IP=1) waiting for its FUP, or of the
-		 * EXSTOP (IP=1) that follows: it comes after them, where execution stopped
-		 * (release_held_pwre). */
-		int stop = !in_psb && exstop_ip_follows(f, f->pos + pkt->size);
+		 * EXSTOP that follows (SDM 36.4.2.24: "When transitioning from C0.0 to a deeper
+		 * C-state, the PWRE packet will be followed by an EXSTOP"): it comes after them,
+		 * where execution stopped (release_held_pwre; without IP, right after that EXSTOP:
+		 * release_held_pwre_only). */
+		int stop = !in_psb && exstop_follows(f, f->pos + pkt->size);
 		for (unsigned i = 0; i < f->fup_held_n && !in_psb && !stop; i++)
 			stop = f->fup_held[i].kind == PT_FLOW_AUX_MWAIT ||
 			       f->fup_held[i].kind == PT_FLOW_AUX_EXSTOP;
@@ -398,6 +423,7 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 			aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_EXSTOP, 0, 0);
 		} else {
 			pt_flow_aux_push(f, PT_FLOW_AUX_EXSTOP, 0, 0, 0);
+			release_held_pwre_only(f);
 		}
 		return 1;
 	case PT_PKT_TRIG:

@@ -2277,6 +2277,15 @@ static void test_status_events(void)
 	fup(&t, 0x7002);
 	pwrx(&t);
 	CHECK_STR(events(&t, 0), "[mwait@7002] [exstop@7002] [pwre] [pwrx]");
+	/* SDM 36.4.2.24 (PWRE): "When transitioning from C0.0 to a deeper C-state, the PWRE
+	 * packet will be followed by an EXSTOP": with IP=0 too (tracing off: no FUP), the PWRE
+	 * is the C-state entry of that stop and comes right after it (libipt master's order). */
+	start(&t, 0);
+	mwait(&t);
+	pwre(&t);
+	exstop(&t, 0);
+	pwrx(&t);
+	CHECK_STR(events(&t, 0), "[mwait@0] [exstop@0] [pwre] [pwrx]");
 	/* "The FUP after an EXSTOP with IP=1 gives the IP where execution stopped": an MWAIT with
 	 * no such EXSTOP after it has no FUP of its own.  It is reported where it is read, with
 	 * no IP (before a PWRE read after it; an OVF does not drop it), and does not take the IP
