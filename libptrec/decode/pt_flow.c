@@ -16,6 +16,12 @@
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
 
+void ptrec_pt_flow_set_event_trace(struct ptrec_pt_flow *f, int on)
+{
+	if (f)
+		f->event_trace = on != 0;
+}
+
 struct ptrec_pt_flow *ptrec_pt_flow_new(const struct ptrec_pt_flow_config *cfg)
 {
 	if (!cfg || (!cfg->buf && cfg->len) || !cfg->image)
@@ -113,6 +119,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	f->fup_held_n = f->br_held_n = 0;
 	f->spec = f->ovf_lost_ip = f->has_resume_ip = f->pgd_split = 0;
 	f->mode_known = f->psb_mode_bad = f->gap_open = 0;
+	f->tnt_lost = f->tnt_off_state = f->iflag_known = 0;
 	f->gap_off = 0;
 	f->no_progress = 0;
 	f->cur_blk = -1;

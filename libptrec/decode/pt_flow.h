@@ -212,6 +212,12 @@ int ptrec_pt_flow_parse_cpu(const char *s, struct ptrec_pt_flow_cpu *cpu);
  * memory. */
 struct ptrec_pt_flow *ptrec_pt_flow_new(const struct ptrec_pt_flow_config *cfg);
 
+/* Event trace (IA32_RTIT_CTL.EventEn) was on: MODE.Exec's IF bit is meaningful, and where a
+ * MODE.Exec first gives it after the IF state was unknown (start, OVF) it is reported (a
+ * PT_FLOW_AUX_IFLAGS item), as ptxed --event:iflags does.  Call before decoding; off by
+ * default (IF is then reported only where it changes). */
+void ptrec_pt_flow_set_event_trace(struct ptrec_pt_flow *f, int on);
+
 /* Frees the decoder and its block cache.  NULL is ignored. */
 void ptrec_pt_flow_free(struct ptrec_pt_flow *f);
 

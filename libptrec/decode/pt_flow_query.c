@@ -145,6 +145,10 @@ void pt_flow_apply_mode(struct ptrec_pt_flow *f, const struct nx *nx)
 	f->mode_known = 1;
 	if (report) /* a MODE.Exec that changes nothing known says nothing (ptxed: the same) */
 		pt_flow_aux_push(f, PT_FLOW_AUX_EXEC_MODE, nx->new_mode, 0, 0);
+	if (f->event_trace && !f->iflag_known) { /* its IF, unknown before (ptet-mode_exec-if) */
+		f->iflag_known = 1;
+		pt_flow_aux_push(f, PT_FLOW_AUX_IFLAGS, f->iflag, 0, 0);
+	}
 }
 
 /* Follows code that needs no packet (straight line, direct JMP/CALL) from ip: returns the
@@ -383,6 +387,8 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		if (!in_psb && (changed || exec_mode(pkt->sub) == f->mode) &&
 		    pt_flow_peek(f, f->pos + pkt->size) == PT_PKT_FUP) {
 			f->fup_skip = 1;
+			if (f->event_trace && !f->iflag_known)
+				changed = f->iflag_known = 1; /* first said here: reported */
 			if (changed)
 				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_IFLAGS, iflag, 0);
 			return 1;
@@ -515,6 +521,7 @@ int pt_flow_psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 			f->mode = exec_mode(pkt.sub);
 			f->mode_known = 1;
 			f->iflag = (uint8_t)((pkt.sub >> 2) & 1);
+			f->iflag_known = 1; /* PSB+ states it (not reported: a status update) */
 			f->has_pending_mode = 0;
 			break;
 		case PT_PKT_MODE_TSX:
@@ -735,6 +742,7 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->no_progress = 0;
 			f->nx.kind = NX_OVF;
 			f->nx.off = off;
+			f->iflag_known = 0; /* (a MODE.Exec after it says IF again) */
 			f->nx.has_ip = 0;
 			f->nx.ip = 0;
 			release_held_lost_fup(f);

@@ -279,6 +279,7 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 		ptrec_pt_img_free(img);
 		return;
 	}
+	ptrec_pt_flow_set_event_trace(f, o->iflags); /* ptxed's --event:iflags */
 	struct ptrec_pt_flow_run run;
 	unsigned long steps = 0;
 	/* --block:show-blocks: libipt's block decoder ends a block at every branch that needs a

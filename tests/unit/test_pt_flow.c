@@ -304,6 +304,7 @@ static const char *listing(const struct tb *t, unsigned errata)
 }
 
 static const char *events(const struct tb *t, unsigned errata);
+static int events_event_trace; /* events() decodes with ptrec_pt_flow_config.event_trace */
 
 /* Decodes t run by run into the branch notation. */
 static const char *branches(const struct tb *t)
@@ -1666,6 +1667,33 @@ static void test_iflag(void)
 	pgd(&t, 0);
 	CHECK_STR(listing(&t, 0), "7000 7001 [disabled]");
 	CHECK_STR(events(&t, 0), "7000 [if 1@7001] 7001 [if 0@7002] [disabled]");
+	/* With event trace (IA32_RTIT_CTL.EventEn) the IF bit of every MODE.Exec is meaningful:
+	 * where one first gives it (tracing enabled with no MODE.Exec in PSB+, or after an OVF),
+	 * the state is reported, as ptxed --event:iflags does (ptet-mode_exec-if).  Without event
+	 * trace IF is 0 in every MODE.Exec and says nothing. */
+	t.n = 0;
+	psb(&t);
+	psbend(&t);
+	mode_exec(&t, 1, 0);
+	pge(&t, 0x7000);
+	mode_exec_if(&t, 1);
+	fup(&t, 0x7001);
+	mode_exec_if(&t, 0);
+	fup(&t, 0x7002);
+	fup(&t, 0x7002);
+	pgd(&t, 0);
+	events_event_trace = 1;
+	CHECK_STR(events(&t, 0), "[enabled] [exec 2] [if 0@0] 7000 [if 1@7001] 7001 [if 0@7002] "
+	          "[disabled]");
+	ovf(&t);
+	mode_exec_if(&t, 1);
+	fup(&t, 0x7000);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[enabled] [exec 2] [if 0@0] 7000 [if 1@7001] 7001 [if 0@7002] "
+	          "[disabled] [overflow] [if 1@7000] 7000 7001 7002 7003 [disabled]");
+	events_event_trace = 0; /* (IF reported where it changes only) */
+	CHECK_STR(events(&t, 0), "[enabled] [exec 2] 7000 [if 1@7001] 7001 [if 0@7002] [disabled] "
+	          "[overflow] [if 1@7000] 7000 7001 7002 7003 [disabled]");
 	/* A MODE.Exec that does not change IF before a far branch's TIP is the next TIP's mode. */
 	start(&t, 0x7000);
 	mode_exec(&t, 1, 0);
@@ -1674,10 +1702,6 @@ static void test_iflag(void)
 	CHECK_STR(listing(&t, 0), "7000 7001 7002 7003 7100 [disabled]");
 }
 
-/* Recovery after an error of the flow (issue 30): the packets are still in step, so decoding
- * resumes at the next packet that says where execution is, and what that packet says is kept.
- * The SDM sentences are from Vol. 3C, chapter "Intel Processor Trace" (36.x in the edition
- * cited). */
 /* The trace offset of the first GAP (where the error is reported), ~0 without one. */
 static uint64_t first_gap_offset(const struct tb *t)
 {
@@ -1844,6 +1868,10 @@ static void test_context_error_32bit(void)
 	CHECK_STR(events(&t, 0), want);
 }
 
+/* Recovery after an error of the flow (issue 30): the packets are still in step, so decoding
+ * resumes at the next packet that says where execution is, and what that packet says is kept.
+ * The SDM sentences are from Vol. 3C, chapter "Intel Processor Trace" (36.x in the edition
+ * cited). */
 static void test_resync_rules(void)
 {
 	struct tb t;
@@ -2098,6 +2126,7 @@ static const char *events(const struct tb *t, unsigned errata)
 	struct ptrec_pt_flow *f = ptrec_pt_flow_new(&cfg);
 	struct ptrec_pt_flow_run run;
 	int guard = 0;
+	ptrec_pt_flow_set_event_trace(f, events_event_trace);
 	while (ptrec_pt_flow_next_run(f, &run) > 0 && guard++ < 10000) {
 		uint64_t ip = run.ip;
 		for (uint32_t i = 0; i < run.ninsn; i++) {
