@@ -49,15 +49,16 @@
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
  *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
  *   text; the run's offset is where the decoder is, as ptxed reports it: the packet that
- *   completes the item read ahead, see nx_at in pt_flow_state.h).  After an error of the packets (bad packet, bad IP compression) decoding resumes
- *   at the next PSB; after an error of the flow (no image at an IP, undecodable instruction,
- *   a packet the code does not call for, a bad compressed return) the packets are still in
- *   step and it resumes at the next packet that gives an IP: a TIP's target (also after a
- *   FUP; a lone TIP only while no TNT bit was dropped since the error: it may be a deferred
- *   TIP, SDM 36.4.2.3), a FUP bound to PTWRITE/MODE.TSX/EXSTOP, a PSB+ FUP; TNT bits before
- *   it are dropped; a TIP.PGD there is a DISABLE (tracing went off in the gap), a TIP.PGE an
- *   ENABLE.  A TNT or TIP while tracing is off (PacketEn=0 by the packets) is such an error
- *   ("unexpected packet context"): tracing was on.
+ *   completes the item read ahead, see nx_at in pt_flow_state.h).  After an error of the
+ *   packets (bad packet, bad IP compression) decoding resumes at the next PSB; after an
+ *   error of the flow (no image at an IP, undecodable instruction, a packet the code does
+ *   not call for, a bad compressed return) the packets are still in step and it resumes at
+ *   the next packet that gives an IP: a TIP's target (also after a FUP; a lone TIP only
+ *   while no TNT bit was dropped since the error: it may be a deferred TIP, SDM 36.4.2.3),
+ *   a FUP bound to PTWRITE/MODE.TSX/EXSTOP, a PSB+ FUP; TNT bits before it are dropped; a
+ *   TIP.PGD there is a DISABLE (tracing went off in the gap), a TIP.PGE an ENABLE.  A TNT or
+ *   TIP while tracing is off (PacketEn=0 by the packets) is such an error ("unexpected
+ *   packet context"): tracing was on.
  * - MOV CR3 ("generates PIP"): the oldest PIP waiting binds right after it; a TIP.PGD
  *   without IP right there disables tracing after it (a CR3 filter).
  * - A disable at a branch stops tracing at the branch's target, or without IP at the next

@@ -618,10 +618,13 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.new_mode = f->pending_mode;
 			if (pkt.type != PT_PKT_TIP_PGD)
 				f->has_pending_mode = 0;
-			else if (!f->nx.has_mode) /* used up once read: the position is past it and
-			                              the PADs after it */
-				for (f->nx.at = f->pos; f->nx.at < f->len && !f->buf[f->nx.at];)
-					f->nx.at++;
+			else if (!f->nx.has_mode) { /* used up once read: the position is past it
+			                                and the PADs after it */
+				size_t p = f->pos;
+				while (p < f->len && !f->buf[p] && p - off < UINT32_MAX)
+					p++;
+				f->nx.at = (uint32_t)(p - off);
+			}
 			nx_time(f);
 			if (pkt.type == PT_PKT_TIP_PGE && !f->nx.has_ip)
 				set_err(f, off, -PTREC_EFORMAT, "TIP.PGE without IP");
@@ -684,7 +687,8 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 					f->nx.kind = pkt.type == PT_PKT_TIP ? NX_FUP_TIP : NX_FUP_PGD;
 					if (!f->nx.abort) /* an abort is complete at its FUP ("a
 					                     MODE.TSX, which binds to the same IP") */
-						f->nx.at = off2; /* the packet that completes the pair */
+						f->nx.at = (uint32_t)(off2 - off); /* the packet
+						                                     that completes the pair */
 					f->nx.has_ip2 = e > 0;
 					f->nx.ip2 = to;
 					f->nx.has_mode = f->has_pending_mode;
@@ -722,7 +726,8 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 				f->nx.ip = ip;
 				f->nx.has_ip = 1;
 				f->nx.off = off;
-				f->nx.at = f->pos - 2; /* its PSBEND (02 23), which ends it */
+				f->nx.at = f->pos - 2 - off < UINT32_MAX /* its PSBEND (02 23) */
+				           ? (uint32_t)(f->pos - 2 - off) : 0;
 				f->nx.psb_off = off;
 				nx_time(f);
 				return;

@@ -94,15 +94,17 @@ struct nx {
 	uint8_t tflags;    /* time flags when it was read */
 	uint8_t cut;       /* NX_END: a partial packet follows (the trace was cut inside it) */
 	int err;           /* NX_ERR: -PTREC_E* */
+	uint32_t at;       /* the decoder's position once the item is known, less off (the
+	                      offset an error found while it is looked ahead is reported at: see
+	                      nx_at; in the padding, so that nx stays 64 bytes for fast_tip) */
 	const char *why;   /* NX_ERR: text */
 	uint64_t ip;       /* TIP/PGE/PGD target, FUP IP, PSB+ IP, OVF resume IP */
 	uint64_t ip2;      /* the TIP/TIP.PGD target after a FUP */
 	uint64_t off;      /* trace offset of the packet */
-	uint64_t at;       /* the decoder's position once the item is known (0: off), the offset
-	                      an error found while it is looked ahead is reported at: see nx_at */
 	uint64_t psb_off;  /* NX_SYNC: offset of its PSB (resync point on a mismatch) */
 	uint64_t tsc;      /* time when it was read */
 };
+_Static_assert(sizeof(struct nx) <= 64, "nx is cleared per TIP (fast_tip): one cache line");
 
 /* The decoder state that decides what comes next, taken where a PSB+ is bound (see
  * ptrec_pt_flow_joins). */
@@ -270,7 +272,7 @@ static inline int ret_pop(struct ptrec_pt_flow *f, uint64_t *ip)
  * which the position is the next packet). */
 static inline uint64_t nx_at(const struct nx *nx)
 {
-	return nx->at ? nx->at : nx->off;
+	return nx->off + nx->at;
 }
 
 /* Sets nx's time to now. */
