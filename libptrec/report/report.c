@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arch.h"
 #include "decode/pt_image.h"
 #include "ptrec.h"
 #include "report/report.h"
@@ -87,8 +88,9 @@ static int decode_thread(struct ptrec_report *r, struct ptrec_report_thread *t)
 static int unwind_task(struct ptrec_report *r, struct ptrec_report_thread *t)
 {
 	const struct ptrec_dump_task *k = ptrec_dump_find_task(r->dump, t->rec->hdr.tid);
-	uint64_t g[PTREC_REG_COUNT] = {0};
-	unsigned missing;
+	uint32_t arch = r->dump->process.arch;
+	uint64_t g[PTREC_REG_MAX] = {0};
+	unsigned sp = PTREC_REG_RSP, pc = PTREC_REG_RIP, missing;
 
 	t->task = k;
 	if (!k || (k->state != PTREC_TASK_SYSCALL && k->state != PTREC_TASK_BLOCKED) || !k->pc)
@@ -96,15 +98,18 @@ static int unwind_task(struct ptrec_report *r, struct ptrec_report_thread *t)
 	t->unwound = malloc(UNWIND_MAX * sizeof(*t->unwound));
 	if (!t->unwound)
 		return -PTREC_ENOMEM;
-	g[PTREC_REG_RSP] = k->sp;
-	g[PTREC_REG_RIP] = k->pc;
-	uint32_t known = 1u << PTREC_REG_RSP | 1u << PTREC_REG_RIP;
-	t->nunwound = ptrec_unwind_regs(&r->sym, r->dump, g, known, t->unwound, UNWIND_MAX,
-	                                &t->unwind_stop, &missing);
+	if (arch == PTREC_EM_AARCH64) {
+		sp = PTREC_A64_SP;
+		pc = PTREC_A64_PC;
+	}
+	g[sp] = k->sp;
+	g[pc] = k->pc;
+	t->nunwound = ptrec_unwind_regs(&r->sym, r->dump, g, 1ull << sp | 1ull << pc, t->unwound,
+	                                UNWIND_MAX, &t->unwind_stop, &missing);
 	if (missing != PTREC_UNWIND_NO_REG) {
 		snprintf(t->unwind_stop_buf, sizeof(t->unwind_stop_buf),
 		         "%s unknown: the thread was %s; no other registers than sp and pc are "
-		         "readable without ptrace", ptrec_unwind_reg_name(missing),
+		         "readable without ptrace", ptrec_unwind_reg_name(arch, missing),
 		         k->state == PTREC_TASK_SYSCALL ? "in a system call"
 		                                        : "blocked in the kernel");
 		t->unwind_stop = t->unwind_stop_buf;
@@ -164,7 +169,7 @@ int ptrec_report_build(struct ptrec_report *r, const struct ptrec_dump *dump,
 	if (dump->has_regs) {
 		const uint64_t *g = dump->regs.gregs;
 		r->have_regs = 1;
-		r->fault_pc = g[PTREC_REG_RIP];
+		r->fault_pc = g[dump->process.arch == PTREC_EM_AARCH64 ? PTREC_A64_PC : PTREC_REG_RIP];
 		if (r->nthreads && r->threads[0].crashed) {
 			struct ptrec_report_thread *t = &r->threads[0];
 			t->unwound = malloc(UNWIND_MAX * sizeof(*t->unwound));

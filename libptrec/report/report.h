@@ -155,6 +155,12 @@ const char *ptrec_report_role(const struct ptrec_report *r);
 /* The name of system call nr of the machine arch (PROCESS.arch: x86-64 or aarch64), e.g.
  * "epoll_wait", or NULL for one the tables lack. */
 const char *ptrec_report_syscall_name(uint32_t arch, int64_t nr);
+/* aarch64 dumps: the faulting instruction's bytes as 4-byte little-endian words, "b9400000
+ * f9400421 ..." in buf (at most cap bytes); returns how many words (0 for an x86-64 dump). */
+size_t ptrec_report_fault_words(const struct ptrec_report *r, char *buf, size_t cap);
+/* The class of aarch64 instruction w: "a load or store", "bl", "brk", "udf", ...; NULL for
+ * another. */
+const char *ptrec_report_a64_class(uint32_t w);
 /* What a TASK state says, for the reports: "blocked in a system call", "running", ... */
 const char *ptrec_report_task_state(uint32_t state);
 /* 1 if a marker value is a watch's begin/end marker (PTREC_MARK_WATCH_TAG). */

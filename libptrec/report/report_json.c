@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptrec.h"
@@ -314,7 +315,18 @@ int ptrec_report_json(struct ptrec_report *r, FILE *out)
 		fputs(",\"bytes\":\"", out);
 		for (size_t i = 0; i < r->nfault_bytes; i++)
 			fprintf(out, "%s%02x", i ? " " : "", r->fault_bytes[i]);
-		fputs("\",\"bytes_source\":", out);
+		char words[16 * 9 + 1];
+		if (ptrec_report_fault_words(r, words, sizeof(words))) {
+			const char *c = ptrec_report_a64_class((uint32_t)strtoul(words, NULL, 16));
+			fprintf(out, "\",\"words\":\"%s\",\"insn_class\":", words);
+			if (c)
+				jstr(out, c);
+			else
+				fputs("null", out);
+			fputs(",\"bytes_source\":", out);
+		} else {
+			fputs("\",\"bytes_source\":", out);
+		}
 		if (r->fault_bytes_source)
 			jstr(out, r->fault_bytes_source);
 		else

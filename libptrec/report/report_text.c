@@ -484,6 +484,14 @@ int ptrec_report_text(struct ptrec_report *r, FILE *out)
 			for (size_t i = 0; i < r->nfault_bytes; i++)
 				fprintf(out, " %02x", r->fault_bytes[i]);
 			fprintf(out, "  (from %s)\n", r->fault_bytes_source);
+			char words[16 * 9 + 1];
+			if (ptrec_report_fault_words(r, words, sizeof(words))) {
+				const char *c = ptrec_report_a64_class(
+					(uint32_t)strtoul(words, NULL, 16));
+				fprintf(out, "words:    %s  (aarch64, little-endian)\n", words);
+				if (c)
+					fprintf(out, "insn:     %.8s: %s\n", words, c);
+			}
 		} else {
 			fprintf(out, "bytes:    unavailable (not in the dump, no readable file)\n");
 		}

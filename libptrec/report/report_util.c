@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdio.h>
 
 #include "ptrec.h"
 #include "core/arch.h"
@@ -228,4 +229,47 @@ const char *ptrec_report_task_state(uint32_t state)
 	case PTREC_TASK_UNREADABLE: return "unknown (its /proc syscall file was unreadable)";
 	default: return "?";
 	}
+}
+
+size_t ptrec_report_fault_words(const struct ptrec_report *r, char *buf, size_t cap)
+{
+	size_t n = 0, at = 0;
+	if (cap)
+		buf[0] = 0;
+	if (r->dump->process.arch != PTREC_EM_AARCH64)
+		return 0;
+	for (; n < r->nfault_bytes / 4 && at + 10 <= cap; n++) {
+		const uint8_t *b = r->fault_bytes + 4 * n;
+		uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+		             (uint32_t)b[3] << 24;
+		at += (size_t)snprintf(buf + at, cap - at, "%s%08x", n ? " " : "", w);
+	}
+	return n;
+}
+
+const char *ptrec_report_a64_class(uint32_t w)
+{
+	/* Arm A64 encodings (Arm ARM C4.1): exception generation, branches, then the load and
+	 * store group (op0 x1x0). */
+	static const struct {
+		uint32_t mask, value;
+		const char *name;
+	} classes[] = {
+		{0xffff0000u, 0x00000000u, "udf (permanently undefined)"},
+		{0xffe0001fu, 0xd4200000u, "brk (breakpoint: __builtin_trap)"},
+		{0xffe0001fu, 0xd4400000u, "hlt"},
+		{0xffe0001fu, 0xd4000001u, "svc (system call)"},
+		{0xfc000000u, 0x14000000u, "b"},
+		{0xfc000000u, 0x94000000u, "bl (call)"},
+		{0xfffffc1fu, 0xd61f0000u, "br (indirect jump)"},
+		{0xfffffc1fu, 0xd63f0000u, "blr (indirect call)"},
+		{0xfefff800u, 0xd63f0800u, "blraa/blrab (authenticated indirect call)"},
+		{0xfffffc1fu, 0xd65f0000u, "ret"},
+		{0xfffffbffu, 0xd65f0bffu, "retaa/retab (authenticated return)"},
+		{0x0a000000u, 0x08000000u, "a load or store"},
+	};
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if ((w & classes[i].mask) == classes[i].value)
+			return classes[i].name;
+	return NULL;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arch.h"
 #include "ptrec.h"
 #include "symbols/cfi.h"
 #include "symbols/dwarf_reader.h"
@@ -40,6 +41,7 @@ struct state {
 	const uint8_t *cfa_expr;
 	size_t cfa_expr_len;
 	struct ptrec_cfi_rule regs[PTREC_CFI_NREGS];
+	int ra_signed;              /* aarch64 RA_SIGN_STATE */
 };
 
 void ptrec_cfi_init(struct ptrec_cfi *cfi, const uint8_t *data, size_t size, uint64_t vaddr,
@@ -529,6 +531,12 @@ cfa_reg:
 		case 0x2e: /* GNU_args_size */
 			dw_uleb(&c);
 			break;
+		case 0x2c: /* AARCH64_negate_ra_state_with_pc (PAuth_LR: signed with the pc too) */
+		case 0x2d: /* AARCH64_negate_ra_state (SPARC's GNU_window_save elsewhere) */
+			if (cfi->machine != PTREC_EM_AARCH64)
+				return -1;
+			st->ra_signed = !st->ra_signed;
+			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = dw_uleb(&c);
 			set_rule(st, reg, PTREC_CFI_OFFSET, scaled(0 - dw_uleb(&c), cie->data_align));
@@ -582,8 +590,10 @@ int ptrec_cfi_find(struct ptrec_cfi *cfi, uint64_t pc, struct ptrec_cfi_row *row
 	row->cfa_expr_len = st.cfa_expr_len;
 	memcpy(row->regs, st.regs, sizeof(row->regs));
 	row->ra_reg = cie.ra_reg;
+	row->ra_signed = st.ra_signed;
 	row->signal_frame = cie.signal_frame;
-	if (cie.ra_reg >= PTREC_CFI_NREGS)
+	/* x86-64's return-address column is 16, aarch64's x30 */
+	if (cie.ra_reg >= (cfi->machine == PTREC_EM_AARCH64 ? PTREC_CFI_NREGS : PTREC_CFI_RA + 1u))
 		return -PTREC_EFORMAT;
 	return 0;
 }

@@ -2,19 +2,28 @@
  * search table of .eh_frame_hdr, else a sorted index built by one scan) and .debug_frame
  * (versions 1, 3 and 4), CIE/FDE parsing with the 'z', 'R', 'P', 'L' and 'S' augmentations,
  * and the DW_CFA_* instruction machine that yields the CFA and register rules at one address.
- * x86-64 only: DWARF registers 0-15 (rax rdx rcx rbx rsi rdi rbp rsp r8-r15) and 16 (return
- * address).  Pure: bytes in, rules out; every read is bounds-checked; never crashes or loops on
- * any input.  Not async-signal-safe (the index is malloc'd). */
+ * Registers by DWARF number, for both machines: x86-64 0-15 (rax rdx rcx rbx rsi rdi rbp rsp
+ * r8-r15) and 16 (the return-address column); aarch64 0-30 (x0-x30; the CIE's return-address
+ * column is x30, the link register) and 31 (sp), with DW_CFA_AARCH64_negate_ra_state (pointer
+ * authentication: the return address is signed) when the file is an aarch64 one.  Rules of
+ * higher numbers (vector registers) are skipped.  Pure: bytes in, rules out; every read is
+ * bounds-checked; never crashes or loops on any input.  Not async-signal-safe (the index is
+ * malloc'd). */
 #ifndef PTREC_CFI_H
 #define PTREC_CFI_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define PTREC_CFI_NREGS 17   /* DWARF x86-64 registers 0..16 (16 = return address) */
-#define PTREC_CFI_RA 16      /* the return-address column */
+#define PTREC_CFI_NREGS 33   /* DWARF registers kept: x86-64 0..16, aarch64 0..32 */
+#define PTREC_CFI_RA 16      /* x86-64: the return-address column */
 #define PTREC_CFI_RSP 7      /* DWARF number of rsp */
 #define PTREC_CFI_RBP 6      /* DWARF number of rbp */
+#define PTREC_CFI_A64_FP 29  /* aarch64: x29, the frame pointer */
+#define PTREC_CFI_A64_LR 30  /* aarch64: x30, the link register (the return-address column) */
+#define PTREC_CFI_A64_SP 31  /* aarch64: sp */
+#define PTREC_CFI_A64_PC 32  /* aarch64: the pc (no CFI rule names it; the unwinder keeps a
+                                frame's pc there) */
 
 /* How a register of the caller is found (DWARF 5 section 6.4.1). */
 enum ptrec_cfi_rule_kind {
@@ -46,7 +55,10 @@ struct ptrec_cfi_row {
 	const uint8_t *cfa_expr; /* DW_CFA_def_cfa_expression bytes */
 	size_t cfa_expr_len;
 	struct ptrec_cfi_rule regs[PTREC_CFI_NREGS]; /* rules by DWARF register number */
-	unsigned ra_reg;         /* the CIE's return-address column (16 on x86-64) */
+	unsigned ra_reg;         /* the CIE's return-address column (16 on x86-64, 30 on aarch64) */
+	int ra_signed;           /* aarch64: 1 when the return address is signed at this address
+	                            (RA_SIGN_STATE, toggled by DW_CFA_AARCH64_negate_ra_state): its
+	                            pointer-authentication code must be stripped */
 	int signal_frame;        /* 1 for a CIE with the 'S' augmentation (a signal trampoline):
 	                            the caller's pc is not a return address */
 };
@@ -73,6 +85,9 @@ struct ptrec_cfi {
 	                                table (owned), or NULL */
 	size_t nindex;
 	int indexed;             /* 1 once the scan ran (index may still be empty) */
+	uint16_t machine;        /* the file's ELF e_machine (set after ptrec_cfi_init; 0 means
+	                            x86-64): 183 (EM_AARCH64) understands the AArch64 DW_CFA_*
+	                            instructions */
 };
 
 /* Prepares cfi for a section (bytes not copied: they must outlive cfi).  hdr may be NULL.

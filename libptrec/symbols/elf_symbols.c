@@ -52,6 +52,7 @@ static int read_headers(struct ptrec_elf *elf, struct ptrec_warnings *w)
 	if (ptrec_elf_hdr_check(elf->data, elf->size, 0, &h, &why) != 0)
 		return -PTREC_EFORMAT;
 	elf->e_type = h.type;
+	elf->machine = h.machine;
 	elf->entry = h.entry;
 
 	/* Program headers: PT_LOAD segments. */

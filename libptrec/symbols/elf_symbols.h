@@ -64,6 +64,7 @@ struct ptrec_elf {
 	size_t size;                      /* bytes */
 	int mapped;                       /* 1 if data is our mmap */
 	uint16_t e_type;                  /* ET_EXEC, ET_DYN, ... */
+	uint16_t machine;                 /* e_machine: EM_X86_64 or EM_AARCH64 */
 	uint64_t entry;                   /* e_entry */
 	struct ptrec_elf_section *sections; /* section headers */
 	size_t nsections;

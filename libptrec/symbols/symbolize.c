@@ -472,6 +472,7 @@ static void cfi_section(struct ptrec_cfi *cfi, const struct ptrec_elf *e, const 
 	    !ptrec_elf_section_bytes(e, hs, &hp, &hlen))
 		haddr = hs->addr;
 	ptrec_cfi_init(cfi, p, len, sec->addr, is_eh, hp, hlen, haddr);
+	cfi->machine = e->machine;
 }
 
 int ptrec_symbolizer_cfi(struct ptrec_symbolizer *s, uint64_t addr, struct ptrec_cfi_row *row,

@@ -78,11 +78,12 @@ static inline void tw_record(struct tbuf *b, uint32_t type, const void *payload,
 	tb_put(b, zero, (8 - len % 8) % 8);
 }
 
-/* The PROCESS payload, field by field in the documented order. */
-static inline void tw_process(struct tbuf *b, uint32_t pid, uint32_t tid, uint32_t event,
-                              int32_t signo, int32_t code, uint64_t fault, uint32_t backend,
-                              uint32_t nthreads, const char *comm, const char *exe,
-                              const char *reason)
+/* The PROCESS payload, field by field in the documented order, of a dump written on the
+ * machine arch (an ELF e_machine; 0, the field before it existed: x86-64). */
+static inline void tw_process_arch(struct tbuf *b, uint32_t arch, uint32_t pid, uint32_t tid,
+                                   uint32_t event, int32_t signo, int32_t code, uint64_t fault,
+                                   uint32_t backend, uint32_t nthreads, const char *comm,
+                                   const char *exe, const char *reason)
 {
 	struct tbuf p = {0};
 	tb_u32(&p, pid);
@@ -99,11 +100,33 @@ static inline void tw_process(struct tbuf *b, uint32_t pid, uint32_t tid, uint32
 	tb_u32(&p, 85);            /* model */
 	tb_u32(&p, 4);             /* stepping */
 	tb_u32(&p, nthreads);
-	tb_u32(&p, 0);             /* reserved */
+	tb_u32(&p, arch);
 	tb_str(&p, comm, 16);
 	tb_str(&p, exe, 256);
 	tb_str(&p, reason, 512);
 	tw_record(b, PTREC_REC_PROCESS, p.p, p.n);
+	free(p.p);
+}
+
+/* An x86-64 PROCESS (arch 0). */
+static inline void tw_process(struct tbuf *b, uint32_t pid, uint32_t tid, uint32_t event,
+                              int32_t signo, int32_t code, uint64_t fault, uint32_t backend,
+                              uint32_t nthreads, const char *comm, const char *exe,
+                              const char *reason)
+{
+	tw_process_arch(b, 0, pid, tid, event, signo, code, fault, backend, nthreads, comm, exe,
+	                reason);
+}
+
+/* aarch64 REGS: x0 .. x30, sp, pc, pstate from g (PTREC_A64_COUNT values). */
+static inline void tw_regs_a64(struct tbuf *b, uint32_t tid, const uint64_t *g)
+{
+	struct tbuf p = {0};
+	tb_u32(&p, tid);
+	tb_u32(&p, PTREC_A64_COUNT);
+	for (int i = 0; i < PTREC_A64_COUNT; i++)
+		tb_u64(&p, g[i]);
+	tw_record(b, PTREC_REC_REGS, p.p, p.n);
 	free(p.p);
 }
 

@@ -2,7 +2,8 @@
  * .eh_frame (pc-relative pointers, 'z' and 'R' augmentations) and .debug_frame, the rows that
  * DW_CFA_* instructions produce (advance, def_cfa*, offset, remember/restore_state), the
  * .eh_frame_hdr binary search agreeing with the scanned index, the PLT entries'
- * DW_CFA_def_cfa_expression, and DWARF expressions. */
+ * DW_CFA_def_cfa_expression, DWARF expressions, and aarch64 CFI (the x30 return-address
+ * column, DW_CFA_AARCH64_negate_ra_state of pointer authentication). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -193,31 +194,41 @@ static void test_eh_frame(void)
 	}
 }
 
+/* A .debug_frame CIE at offset 0 (id 0xffffffff, version 1, no augmentation, data alignment
+ * -8) with code alignment code_align, return-address column ra and the initial instructions
+ * insns, then the head of an FDE for [start, start + len) (absolute 8-byte addresses); returns
+ * where the FDE's length goes (patch it when its instructions are written). */
+static size_t debug_frame_cie_fde(struct bytes *x, uint8_t code_align, uint8_t ra,
+                                  const char *insns, size_t ninsns, uint64_t start, uint64_t len)
+{
+	size_t len_at = x->n, at;
+
+	u32(x, 0);
+	at = x->n;
+	u32(x, 0xffffffffu);
+	u8(x, 1);
+	u8(x, 0);
+	u8(x, code_align); u8(x, 0x78); u8(x, ra);
+	put(x, insns, ninsns);
+	pad(x, len_at);
+	patch32(x, len_at, (uint32_t)(x->n - at));
+	len_at = x->n;
+	u32(x, 0);
+	u32(x, 0);
+	u64(x, start);
+	u64(x, len);
+	return len_at;
+}
+
 static void test_debug_frame(void)
 {
 	struct bytes x = {{0}, 0};
 	struct ptrec_cfi cfi;
 	struct ptrec_cfi_row row;
-	size_t len_at = 0, start;
+	/* CIE: code alignment 1, CFA rsp+8, ra (16) at CFA-8; FDE for 0x5000..0x5010. */
+	size_t len_at = debug_frame_cie_fde(&x, 1, 16, "\x0c\x07\x08\x90\x01", 5, 0x5000, 0x10),
+	       start = len_at + 4;
 
-	/* CIE: id 0xffffffff, version 1, no augmentation, CFA rsp+8, ra at CFA-8. */
-	u32(&x, 0);
-	start = x.n;
-	u32(&x, 0xffffffffu);
-	u8(&x, 1);
-	u8(&x, 0);
-	u8(&x, 1); u8(&x, 0x78); u8(&x, 16);
-	u8(&x, 0x0c); u8(&x, 7); u8(&x, 8);
-	u8(&x, 0x90); u8(&x, 1);
-	pad(&x, len_at);
-	patch32(&x, len_at, (uint32_t)(x.n - start));
-	/* FDE: CIE at offset 0, absolute 8-byte addresses 0x5000..0x5010. */
-	len_at = x.n;
-	u32(&x, 0);
-	start = x.n;
-	u32(&x, 0);
-	u64(&x, 0x5000);
-	u64(&x, 0x10);
 	u8(&x, 0x44);                   /* advance 4 */
 	u8(&x, 0x0e); u8(&x, 32);       /* def_cfa_offset 32 */
 	pad(&x, len_at);
@@ -230,6 +241,65 @@ static void test_debug_frame(void)
 	CHECK(row.cfa_reg == PTREC_CFI_RSP && row.cfa_off == 32);
 	CHECK(row.regs[16].kind == PTREC_CFI_OFFSET && row.regs[16].off == -8);
 	CHECK(ptrec_cfi_find(&cfi, 0x5010, &row) == -PTREC_ENOMAP);
+	ptrec_cfi_free(&cfi);
+}
+
+/* aarch64 .debug_frame as GCC writes it for a function built with -mbranch-protection=standard:
+ * paciasp (negate_ra_state), str x30, [sp, #-16]! (CFA sp+16, x30 at CFA-16), then an epilogue
+ * inside remember/restore_state: ldr x30, [sp], #16 (x30 restored, CFA sp), autiasp
+ * (negate_ra_state again), ret; code after the epilogue has the body's rules back. */
+static void test_aarch64(void)
+{
+	struct bytes x = {{0}, 0};
+	struct ptrec_cfi cfi;
+	struct ptrec_cfi_row row;
+	/* CIE: code alignment 4, return address column 30 (x30), CFA sp+0 (DWARF 31); FDE for
+	 * 0x6000..0x6020. */
+	size_t len_at = debug_frame_cie_fde(&x, 4, 30, "\x0c\x1f\x00", 3, 0x6000, 0x20),
+	       start = len_at + 4;
+
+	u8(&x, 0x41);                   /* advance 1 insn: after paciasp */
+	u8(&x, 0x2d);                   /* AARCH64_negate_ra_state */
+	u8(&x, 0x41);                   /* after str x30, [sp, #-16]! */
+	u8(&x, 0x0e); u8(&x, 16);       /* def_cfa_offset 16 */
+	u8(&x, 0x9e); u8(&x, 2);        /* offset x30 at CFA-16 */
+	u8(&x, 0x0a);                   /* remember_state */
+	u8(&x, 0x43);                   /* 0x6014: after ldr x30, [sp], #16 */
+	u8(&x, 0xde);                   /* restore x30 */
+	u8(&x, 0x0e); u8(&x, 0);        /* def_cfa_offset 0 */
+	u8(&x, 0x41);                   /* 0x6018: after autiasp */
+	u8(&x, 0x2d);
+	u8(&x, 0x41);                   /* 0x601c: after ret */
+	u8(&x, 0x0b);                   /* restore_state */
+	pad(&x, len_at);
+	patch32(&x, len_at, (uint32_t)(x.n - start));
+
+	ptrec_cfi_init(&cfi, x.b, x.n, 0, 0, NULL, 0, 0);
+	cfi.machine = 183; /* EM_AARCH64 */
+	CHECK(ptrec_cfi_find(&cfi, 0x6000, &row) == 0);
+	CHECK(row.ra_reg == PTREC_CFI_A64_LR && !row.ra_signed);
+	CHECK(row.cfa_reg == PTREC_CFI_A64_SP && row.cfa_off == 0);
+	CHECK(row.regs[PTREC_CFI_A64_LR].kind == PTREC_CFI_SAME);
+	CHECK(ptrec_cfi_find(&cfi, 0x6004, &row) == 0);
+	CHECK(row.ra_signed && row.cfa_off == 0);
+	CHECK(ptrec_cfi_find(&cfi, 0x600c, &row) == 0);
+	CHECK(row.ra_signed && row.cfa_reg == PTREC_CFI_A64_SP && row.cfa_off == 16);
+	CHECK(row.regs[PTREC_CFI_A64_LR].kind == PTREC_CFI_OFFSET &&
+	      row.regs[PTREC_CFI_A64_LR].off == -16);
+	CHECK(ptrec_cfi_find(&cfi, 0x6014, &row) == 0);
+	CHECK(row.ra_signed && row.cfa_off == 0);
+	CHECK(row.regs[PTREC_CFI_A64_LR].kind == PTREC_CFI_SAME);
+	CHECK(ptrec_cfi_find(&cfi, 0x6018, &row) == 0);
+	CHECK(!row.ra_signed && row.cfa_off == 0);
+	/* restore_state brings the sign state back with the rules */
+	CHECK(ptrec_cfi_find(&cfi, 0x601c, &row) == 0);
+	CHECK(row.ra_signed && row.cfa_off == 16);
+	CHECK(row.regs[PTREC_CFI_A64_LR].kind == PTREC_CFI_OFFSET);
+	ptrec_cfi_free(&cfi);
+	/* In an x86-64 file 0x2d is no instruction, and 30 no return-address column. */
+	ptrec_cfi_init(&cfi, x.b, x.n, 0, 0, NULL, 0, 0);
+	CHECK(ptrec_cfi_find(&cfi, 0x6000, &row) == -PTREC_EFORMAT);
+	CHECK(ptrec_cfi_find(&cfi, 0x600c, &row) == -PTREC_EFORMAT);
 	ptrec_cfi_free(&cfi);
 }
 
@@ -288,5 +358,6 @@ int main(void)
 	test_eh_frame();
 	test_debug_frame();
 	test_expressions();
+	test_aarch64();
 	return check_done();
 }
