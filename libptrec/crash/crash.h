@@ -296,8 +296,9 @@ extern const struct ptrec_host_file ptrec_host_files[];
 /* ptrec_dump_append_host with the files of table files (tests).  ASYNC-SIGNAL-SAFE. */
 int ptrec_dump_append_files(int slot, const char *dump, const struct ptrec_host_file *files);
 
-/* Copies len bytes at addr into dst without faulting (process_vm_readv on the own process).
- * Returns the bytes copied (0 if unreadable).  ASYNC-SIGNAL-SAFE. */
+/* Copies len bytes at addr into dst without faulting (process_vm_readv on the own process;
+ * where it does not exist, ENOSYS under qemu-user, write(2) of the bytes into a pipe made for
+ * the call).  Returns the bytes copied (0 if unreadable).  ASYNC-SIGNAL-SAFE. */
 size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len);
 
 /* The program's path (readlink of /proc/thread-self/exe, else /proc/self/exe: once the main

@@ -76,12 +76,51 @@ static char host_buf[2][PTREC_SYSFILE_CPUINFO_MAX];
 
 _Static_assert(PTREC_TASK_STACK_DUMP <= BOUNCE_SIZE, "a thread's stack is copied in one piece");
 
+/* 1 once process_vm_readv said ENOSYS: qemu-user (whose guests have no process_vm_readv) or a
+ * kernel built without CONFIG_CROSS_MEMORY_ATTACH. */
+static int no_vm_readv;
+
+/* Copies through a pipe made for this call: write(2) reads the source in the kernel (in qemu,
+ * through its guest address translation) and fails with EFAULT instead of faulting.  Page by
+ * page, so a readable start is kept; stops at the first unreadable page.  0 when no pipe can
+ * be made (no descriptor free). */
+static size_t pipe_copy(void *dst, uint64_t addr, size_t len)
+{
+	int p[2], e = errno;
+	size_t got = 0;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		errno = e;
+		return 0;
+	}
+	while (got < len) {
+		uint64_t at = addr + got;
+		size_t chunk = (size_t)(4096 - (at & 4095));
+		if (chunk > len - got)
+			chunk = len - got;
+		ssize_t w = write(p[1], (const void *)(uintptr_t)at, chunk);
+		if (w <= 0 || read(p[0], (char *)dst + got, (size_t)w) != w)
+			break;
+		got += (size_t)w;
+	}
+	close(p[0]);
+	close(p[1]);
+	errno = e;
+	return got;
+}
+
 size_t ptrec_safe_copy(void *dst, uint64_t addr, size_t len)
 {
 	struct iovec local = {dst, len};
 	struct iovec remote = {(void *)(uintptr_t)addr, len};
+	if (no_vm_readv)
+		return pipe_copy(dst, addr, len);
 	/* The thread, not the process: a leader that ended with pthread_exit has no memory. */
 	ssize_t n = process_vm_readv(ptrec_gettid(), &local, 1, &remote, 1, 0);
+	if (n < 0 && errno == ENOSYS) {
+		no_vm_readv = 1;
+		return pipe_copy(dst, addr, len);
+	}
 	return n > 0 ? (size_t)n : 0;
 }
 

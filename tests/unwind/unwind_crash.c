@@ -1,6 +1,7 @@
 /* unwind_crash.c — crashes for the unwinding oracle (test_unwind_gdb.sh): each scenario,
  * named by argv[1], dies in a different kind of stack.  Built at -O0, -O2 and
- * -O2 -fomit-frame-pointer, as C and as C++ (unwind_crash_cxx.cc includes this file). */
+ * -O2 -fomit-frame-pointer, as C and as C++ (unwind_crash_cxx.cc includes this file); for
+ * aarch64 too (test_unwind_a64.sh: cross-built, run under qemu-user). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
 #endif
@@ -83,9 +84,24 @@ NOINLINE int null_call(int x) { fnp f = (fnp)(unsigned long)(x & 1); int r = f(x
 
 NOINLINE int alias_call(int x) { int r = unwind_lib_alias(x); sink = r; return r; }
 
-/* A function whose frame is 0 bytes where it faults: its return address is in a register and
- * its CFA is the stack pointer, as in _Unwind_Resume at its jump to a landing pad. */
+/* A function whose frame is 0 bytes where it faults: its return address is in a register (not
+ * the link register on aarch64) and its CFA is the stack pointer, as in _Unwind_Resume at its
+ * jump to a landing pad. */
 int ra_in_reg(int x);
+#if defined(__aarch64__)
+__asm__(".text\n"
+	".globl ra_in_reg\n"
+	".type ra_in_reg, %function\n"
+	"ra_in_reg:\n"
+	"\t.cfi_startproc\n"
+	"\tmov x9, x30\n"
+	"\t.cfi_register x30, x9\n"
+	"\tmov x0, #0\n"
+	"\tldr w0, [x0]\n"
+	"\tbr x9\n"
+	"\t.cfi_endproc\n"
+	".size ra_in_reg, .-ra_in_reg\n");
+#else
 __asm__(".text\n"
 	".globl ra_in_reg\n"
 	".type ra_in_reg, @function\n"
@@ -99,6 +115,7 @@ __asm__(".text\n"
 	"\tjmp *%rcx\n"
 	"\t.cfi_endproc\n"
 	".size ra_in_reg, .-ra_in_reg\n");
+#endif
 NOINLINE int ra_call(int x) { int r = ra_in_reg(x); sink = r; return r; }
 
 /* The shared library's file mapped whole for reading, below the loaded copy (as ruby had its
