@@ -36,8 +36,9 @@ extern "C" {
 
 /* PTREC_NO_TRACE: put on a function that the instrumented backend should not record (a hot
  * leaf that fills the ring: `ptrec report` lists the functions that fill it fastest).  Works
- * with every instrumentation `ptrec cflags` prints (GCC patchable entries, -pg/-mfentry and
- * -finstrument-functions, Clang -finstrument-functions-after-inlining); no effect on PT/BTS. */
+ * with every instrumentation `ptrec cflags` prints (GCC and Clang patchable entries, GCC
+ * -pg/-mfentry and -finstrument-functions, Clang -finstrument-functions-after-inlining); no
+ * effect on PT/BTS. */
 #if defined(__GNUC__) && defined(__has_attribute)
 #if __has_attribute(patchable_function_entry)
 #define PTREC_NO_TRACE __attribute__((no_instrument_function, patchable_function_entry(0, 0)))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `ptrec cflags` prints the recommended instrumentation for $CC (GCC: patchable function
 # entries, made calls of __ptrec_fentry at ptrec_init, -finstrument-functions for aarch64; Clang:
-# -finstrument-functions-after-inlining), refuses a compiler it cannot identify; and a program
+# patchable entries too, -finstrument-functions-after-inlining for aarch64), refuses a compiler it cannot identify; and a program
 # built with those flags and linked as `pkg-config --libs libptrec` says (-Wl,-u,
 # __ptrec_patch_module -lptrec_hooks -lptrec) calls its hooks directly, not through the PLT,
 # and runs.  (tests/crash/test_recipe_*.sh build it every other way.)
@@ -81,9 +81,11 @@ for cc in "${CC:-cc}" $others; do
 		# none in the PTREC_NO_TRACE function.
 		"$OBJDUMP" -h "$work/prog" | grep -q '__patchable_function_entries' ||
 			fail "$cc: no __patchable_function_entries section"
-		grep -v endbr64 "$work/work.txt" | sed -n '2,6p' | grep -c 'nop$' | grep -qx 5 ||
-			fail "$cc: work() does not start with five NOPs: $(cat "$work/work.txt")"
-		grep -v endbr64 "$work/quiet.txt" | sed -n 2p | grep -q 'nop$' &&
+		# (GCC: five one-byte NOPs; Clang: one five-byte NOP, 0f 1f 44 00 xx)
+		{ grep -v endbr64 "$work/work.txt" | sed -n '2,6p' | grep -c 'nop$' | grep -qx 5 ||
+		  grep -v endbr64 "$work/work.txt" | sed -n 2p | grep -q ':[[:space:]]*0f 1f 44 00 [0-9a-f][0-9a-f][[:space:]]*nop'; } ||
+			fail "$cc: work() does not start with five bytes of NOPs: $(cat "$work/work.txt")"
+		grep -v endbr64 "$work/quiet.txt" | sed -n 2p | grep -q 'nop' &&
 			fail "$cc: the PTREC_NO_TRACE function has a patchable entry: $(cat "$work/quiet.txt")"
 	else
 		grep -E -q "(call|bl)[[:space:]].*<$hook>" "$work/work.txt" || fail "$cc: work() does not call $hook directly: $(cat "$work/work.txt")"
