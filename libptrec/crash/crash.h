@@ -276,7 +276,7 @@ void ptrec_dump_prepare_auxv(void);
 
 /* In the report child of `slot`, after the dump was written: appends the host's SYSFILE
  * records (/proc/cpuinfo cut to whole processor entries within PTREC_SYSFILE_CPUINFO_MAX,
- * /etc/lsb-release, /etc/os-release or /usr/lib/os-release) and an END record to the dump at
+ * /etc/lsb-release, /etc/os-release or /usr/lib/os-release, uname) and an END record to the dump at
  * path.  Regular files only.  A write that fails truncates the dump back to what it was.
  * Returns 0 or -PTREC_EIO.  ASYNC-SIGNAL-SAFE. */
 int ptrec_dump_append_host(int slot, const char *dump);

@@ -12,7 +12,7 @@
  * BUILDID per mapped ELF file, MEMORY (JIT code, vDSO, stack near SP), then for each other
  * thread of a crash or assertion its stack (MEMORY) when the kernel shows it blocked, and its
  * TASK record, END.  The report child then appends the host's SYSFILE records (cpuinfo,
- * lsb-release, os-release) and another END: ptrec_dump_append_host. */
+ * lsb-release, os-release, uname) and another END: ptrec_dump_append_host. */
 #include "config.h"
 
 #include <elf.h>
@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -886,6 +887,29 @@ static int append_host_file(struct dump_ctx *c, char *buf, const struct ptrec_ho
 	return 1;
 }
 
+/* The kernel's name, release, version and machine, as Breakpad's writer puts them in the
+ * minidump's OS version string (never the host name). */
+static void append_uname(struct dump_ctx *c, char *buf)
+{
+	struct utsname u;
+	struct ptrec_sbuf b;
+	struct sysfile f = {1, 0, 0};
+
+	if (uname(&u) != 0)
+		return;
+	ptrec_sbuf_init(&b, buf, PTREC_SYSFILE_CPUINFO_MAX);
+	ptrec_sbuf_str(&b, u.sysname);
+	ptrec_sbuf_char(&b, ' ');
+	ptrec_sbuf_str(&b, u.release);
+	ptrec_sbuf_char(&b, ' ');
+	ptrec_sbuf_str(&b, u.version);
+	ptrec_sbuf_char(&b, ' ');
+	ptrec_sbuf_str(&b, u.machine);
+	f.len = b.len;
+	f.size = b.len;
+	write_sysfile(c, PTREC_SYSFILE_UNAME, buf, &f);
+}
+
 const struct ptrec_host_file ptrec_host_files[] = {
 	{PTREC_SYSFILE_CPUINFO, "/proc/cpuinfo", PTREC_SYSFILE_CPUINFO_MAX},
 	{PTREC_SYSFILE_LSB_RELEASE, "/etc/lsb-release", PTREC_SYSFILE_RELEASE_MAX},
@@ -913,6 +937,7 @@ int ptrec_dump_append_files(int slot, const char *dump, const struct ptrec_host_
 	for (const struct ptrec_host_file *f = files; f->path; f++)
 		if (f->kind < 32 && !(done & 1u << f->kind) && append_host_file(c, buf, f))
 			done |= 1u << f->kind;
+	append_uname(c, buf);
 	rec_begin(c, PTREC_REC_END, 0);
 	if (c->failed) /* the disk filled: the dump as it was */
 		(void)!ftruncate(c->fd, st.st_size);

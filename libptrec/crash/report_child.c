@@ -36,7 +36,7 @@
  * raw system calls, never the libc cancellation points that look at the caller's thread.
  *
  * Before the tools run, the runner appends the host's files to the dump (SYSFILE records:
- * /proc/cpuinfo, /etc/lsb-release, /etc/os-release; ptrec_dump_append_host): what describes
+ * /proc/cpuinfo, /etc/lsb-release, /etc/os-release, uname; ptrec_dump_append_host): what describes
  * the machine is read outside the crashed process, which only waits meanwhile.
  *
  * The island's rules: this runs inside the crash handler.  It may not call malloc/free,
@@ -341,7 +341,7 @@ static int runner_main(void *arg)
 		rl.rlim_cur = rl.rlim_max;
 		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL);
 	}
-	/* The host's files (cpuinfo, lsb-release, os-release) go into the dump here, outside the
+	/* The host's files (cpuinfo, lsb-release, os-release, uname) go into the dump here, outside the
 	 * crashed process, before the tools read it. */
 	ptrec_dump_append_host(s == &slots[0] ? 0 : 1, a->dump);
 	a->minidump = 0;

@@ -231,7 +231,8 @@ struct ptrec_dump_task {
 };
 
 /* What a SYSFILE record holds.  The process's files are read by the crash path (auxv at
- * ptrec_init: it never changes), the host's by the report child after the dump was written:
+ * ptrec_init: it never changes), the host's (and its uname) by the report child after the
+ * dump was written:
  * they follow the dump's END record, closed by another END (doc/dump-format.md). */
 enum ptrec_dump_sysfile_kind {
 	PTREC_SYSFILE_CMDLINE = 1,     /* /proc/self/cmdline: the arguments, each NUL-terminated */
@@ -240,7 +241,8 @@ enum ptrec_dump_sysfile_kind {
 	PTREC_SYSFILE_CPUINFO = 4,     /* /proc/cpuinfo, whole processor entries */
 	PTREC_SYSFILE_LSB_RELEASE = 5, /* /etc/lsb-release */
 	PTREC_SYSFILE_OS_RELEASE = 6,  /* /etc/os-release, else /usr/lib/os-release */
-	PTREC_SYSFILE_KINDS = 7        /* one past the last kind */
+	PTREC_SYSFILE_UNAME = 7,       /* uname(2): "sysname release version machine" */
+	PTREC_SYSFILE_KINDS = 8        /* one past the last kind */
 };
 
 #define PTREC_SYSFILE_CUT 0x1u /* the file had more bytes than the record keeps (size) */

@@ -289,13 +289,37 @@ static void system_info(struct md_builder *b)
 {
 	const struct ptrec_dump_process *p = &b->d->process;
 	const struct ptrec_dump_sysfile_rec *cpu = &b->d->sysfiles[PTREC_SYSFILE_CPUINFO];
+	const struct ptrec_dump_sysfile_rec *un = &b->d->sysfiles[PTREC_SYSFILE_UNAME];
 	struct md_out *o = &b->o;
 	uint32_t at = md_alloc(o, MD_SYSINFO_SIZE, 8);
-	uint32_t csd = md_string(o, ""); /* the OS version: not in the dump */
+	/* The OS version string: the host's uname as Breakpad writes it ("Linux 6.1.0-18-amd64
+	 * #1 SMP ... x86_64"), empty when the dump has none; the kernel release's first three
+	 * numbers are the major, minor and build numbers. */
+	char osv[1024] = "";
+	uint32_t ver[3] = {0, 0, 0};
+	if (un->present) {
+		size_t n = un->len < sizeof(osv) - 1 ? un->len : sizeof(osv) - 1;
+		memcpy(osv, un->bytes, n);
+		osv[n] = '\0'; /* up to a NUL in it, too */
+		const char *r = strchr(osv, ' ');
+		for (int k = 0; r && k < 3; k++) {
+			r++;
+			if (*r < '0' || *r > '9')
+				break;
+			unsigned long v = strtoul(r, (char **)&r, 10);
+			ver[k] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+			if (*r != '.')
+				break;
+		}
+	}
+	uint32_t csd = md_string(o, osv);
 
 	put16(o, at, MD_ARCH_AMD64);
 	put16(o, at + 2, (uint16_t)p->cpu_family);
 	put16(o, at + 4, (uint16_t)((p->cpu_model & 0xff) << 8 | (p->cpu_stepping & 0xff)));
+	put32(o, at + 8, ver[0]);
+	put32(o, at + 12, ver[1]);
+	put32(o, at + 16, ver[2]);
 	put32(o, at + 20, MD_OS_LINUX);
 	put32(o, at + 24, csd);
 	/* From the host's /proc/cpuinfo when the dump has it: the number of processors (a byte;

@@ -5,7 +5,8 @@
  *
  * The minidump holds only what the ptrec dump holds (a process the crash path would not dump,
  * setuid or non-dumpable, has no dump to convert): the system info the dump knows (AMD64,
- * Linux, CPU family/model/stepping), the exception (signal, si_code, fault address, crashing
+ * Linux, CPU family/model/stepping, and from its host records the CPU vendor and count and
+ * the kernel's uname), the exception (signal, si_code, fault address, crashing
  * thread), every thread with its context (all general registers for the event thread, only sp
  * and pc for the threads the kernel showed blocked, none for the others) and its stack bytes,
  * the modules of the mappings with their build IDs as ELF CodeView records ('BpEL'), the

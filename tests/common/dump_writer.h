@@ -263,7 +263,7 @@ static inline void tw_sysfile(struct tbuf *b, uint32_t kind, uint32_t flags, uin
 }
 
 /* Sample SYSFILE records for the fuzzers' seeds: the process's (cmdline, auxv, status), written
- * inside a dump, and the host's (cpuinfo, lsb-release, os-release) with their END, appended
+ * inside a dump, and the host's (cpuinfo, lsb-release, os-release, uname) with their END, appended
  * after it as the report child does. */
 static inline void tw_sample_process_files(struct tbuf *b)
 {
@@ -285,6 +285,7 @@ static inline void tw_sample_host_files(struct tbuf *b)
 	           sizeof(cpuinfo) - 1);
 	tw_sysfile(b, PTREC_SYSFILE_LSB_RELEASE, 0, sizeof(lsb) - 1, lsb, sizeof(lsb) - 1);
 	tw_sysfile(b, PTREC_SYSFILE_OS_RELEASE, 0, sizeof(os) - 1, os, sizeof(os) - 1);
+	tw_sysfile(b, PTREC_SYSFILE_UNAME, 0, 11, "Linux 6.1.0", 11);
 	tw_end(b);
 }
 

@@ -173,8 +173,8 @@ int main(int argc, char **argv)
 			struct ptrec_dump_sysfile sf;
 			if (r.size < sizeof(sf)) fail("SYSFILE size", (long long)off);
 			memcpy(&sf, buf + pay, sizeof(sf));
-			int host = sf.kind >= PTREC_SYSFILE_CPUINFO && sf.kind <= PTREC_SYSFILE_OS_RELEASE;
-			if (sf.kind < PTREC_SYSFILE_CMDLINE || sf.kind > PTREC_SYSFILE_OS_RELEASE ||
+			int host = sf.kind >= PTREC_SYSFILE_CPUINFO && sf.kind <= PTREC_SYSFILE_UNAME;
+			if (sf.kind < PTREC_SYSFILE_CMDLINE || sf.kind > PTREC_SYSFILE_UNAME ||
 			    host != (complete > 0))
 				fail("SYSFILE kind in the wrong place", (long long)off);
 			if (sf.size < r.size - sizeof(sf) ||

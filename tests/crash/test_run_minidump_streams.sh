@@ -7,7 +7,8 @@
 #   thread's /proc status (its name, pid, tgid and uid); LinuxCpuInfo is this host's
 #   /proc/cpuinfo (whole processor entries, the "cpu MHz" lines aside: they move), and the
 #   system info counts its processors; LinuxLsbRelease is /etc/lsb-release, else
-#   /etc/os-release; no LinuxEnviron; minidump_stackwalk still reads the file;
+#   /etc/os-release; the system info's OS version is `uname -srvm` (minidump_stackwalk shows
+#   it after the release's numbers); no LinuxEnviron; minidump_stackwalk still reads the file;
 # - a second crash with LD_SHOW_AUXV=1, where glibc's dynamic loader prints the process's
 #   auxiliary vector at its start: `ptrec minidump DUMP` made later has LinuxAuxv, every
 #   entry the loader printed with its value (minidump_dump does not print this stream: it is
@@ -82,7 +83,19 @@ stream_text "$md" MD_LINUX_LSB_RELEASE >"$work/release.got"
 cmp -s "$work/release.want" "$work/release.got" ||
 	{ check "LinuxLsbRelease is not $rel"; diff "$work/release.want" "$work/release.got"; }
 "$mdump" "$md" 2>/dev/null | grep -q 'MD_LINUX_ENVIRON' && check "the minidump has the environment"
-echo "crash-time minidump: cmdline, status, cpuinfo, $rel checked"
+os=$(uname -srvm)
+csd=$("$mdump" "$md" 2>/dev/null | sed -n 's/^  (csd_version) *= "\(.*\)"$/\1/p')
+[ "$csd" = "$os" ] || check "the system info's OS version is '$csd', uname -srvm says '$os'"
+if [ -s "$work/walk" ]; then
+	kr=$(uname -r) ver=""
+	for k in 1 2 3; do # minidump_stackwalk prints major.minor.build before it
+		n=$(printf '%s' "$kr" | sed 's/^\([0-9]*\).*/\1/'); ver="$ver${ver:+.}${n:-0}"
+		case "$kr" in [0-9]*.*) kr=${kr#*.} ;; *) kr=x ;; esac
+	done
+	grep -A1 '^Operating system: Linux$' "$work/walk" | grep -qxF "                  $ver $os" ||
+		check "minidump_stackwalk's operating system is not '$ver $os': $(grep -A1 '^Operating system' "$work/walk")"
+fi
+echo "crash-time minidump: cmdline, status, cpuinfo, $rel, OS version checked"
 
 # ---- 2. the auxiliary vector, in a minidump made later -------------------------------------
 LD_SHOW_AUXV=1 ptrec_run --dir "$work/dumps" -- "$plain" segv

@@ -5,6 +5,7 @@
  * - a /proc/cpuinfo of 192 processors (about 200 KiB) keeps its first whole processor entries
  *   within PTREC_SYSFILE_CPUINFO_MAX, flagged CUT, with the file's full size: the text kept
  *   is the file's start and ends with an entry's blank line;
+ * - this host's uname(2) follows, "sysname release version machine";
  * - a file that fits is kept whole and not flagged; a kind already read is not read again
  *   (the second os-release), a missing file is tried at its next path;
  * - a FIFO or a device is never read (no record, no hang), and a missing dump is an error. */
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -130,6 +132,14 @@ int main(void)
 		const struct ptrec_dump_sysfile_rec *o = &d.sysfiles[PTREC_SYSFILE_OS_RELEASE];
 		CHECK(o->present && o->len == sizeof(osrel) - 1 && !(o->hdr.flags & PTREC_SYSFILE_CUT));
 		CHECK(o->present && !memcmp(o->bytes, osrel, sizeof(osrel) - 1));
+		/* and this host's uname, as Breakpad's OS version string */
+		struct utsname u;
+		char want[4 * sizeof(u.release)];
+		CHECK(uname(&u) == 0);
+		snprintf(want, sizeof(want), "%s %s %s %s", u.sysname, u.release, u.version, u.machine);
+		const struct ptrec_dump_sysfile_rec *un = &d.sysfiles[PTREC_SYSFILE_UNAME];
+		CHECK(un->present && un->appended && un->len == strlen(want));
+		CHECK(un->present && !memcmp(un->bytes, want, un->len < strlen(want) ? un->len : strlen(want)));
 		printf("cpuinfo: %zu of %zu bytes kept\n", c->len, text.n);
 		ptrec_dump_free(&d);
 	}

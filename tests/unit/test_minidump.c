@@ -96,6 +96,7 @@ static const char sf_cpuinfo[] = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu
                                  "processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n\n";
 static const char sf_lsb[] = "DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=24.04\n";
 static const char sf_os[] = "ID=debian\nVERSION_ID=\"12\"\n";
+static const char sf_uname[] = "Linux 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 x86_64";
 
 static struct tbuf make_dump(uint32_t event, int overlap)
 {
@@ -146,6 +147,9 @@ static struct tbuf make_dump(uint32_t event, int overlap)
 			tw_sysfile(&b, PTREC_SYSFILE_LSB_RELEASE, 0, sizeof(sf_lsb) - 1, sf_lsb,
 			           sizeof(sf_lsb) - 1);
 		tw_sysfile(&b, PTREC_SYSFILE_OS_RELEASE, 0, sizeof(sf_os) - 1, sf_os, sizeof(sf_os) - 1);
+		if (!cut)
+			tw_sysfile(&b, PTREC_SYSFILE_UNAME, 0, sizeof(sf_uname) - 1, sf_uname,
+			           sizeof(sf_uname) - 1);
 		tw_end(&b);
 	}
 	free(ring.p);
@@ -434,6 +438,15 @@ static void test_linux_streams(void)
 		si = stream(&m, 7, &size);
 		CHECK_EQ_U64(m.data[si + 6], 2);
 		CHECK(!memcmp(m.data + si + 32, "GenuineIntel", 12));
+		/* the OS version: the host's uname, the release's numbers */
+		uint16_t csd[128];
+		size_t k = md_str(&m, u32(&m, si + 24), csd, 128);
+		CHECK_EQ_U64(k, sizeof(sf_uname) - 1);
+		for (size_t i = 0; i < k && i < sizeof(sf_uname) - 1; i++)
+			CHECK_EQ_U64(csd[i], (unsigned char)sf_uname[i]);
+		CHECK_EQ_U64(u32(&m, si + 8), 6);
+		CHECK_EQ_U64(u32(&m, si + 12), 1);
+		CHECK_EQ_U64(u32(&m, si + 16), 0);
 		ptrec_minidump_free(&m);
 	}
 	with_sysfiles = 2;
@@ -442,6 +455,8 @@ static void test_linux_streams(void)
 		CHECK(stream_is(&m, 0x47670003, sf_cpuinfo, sizeof(sf_cpuinfo) - 1));
 		si = stream(&m, 7, &size);
 		CHECK_EQ_U64(m.data[si + 6], 0); /* cut: the count is not known */
+		CHECK_EQ_U64(u32(&m, u32(&m, si + 24)), 0); /* no uname: an empty OS version */
+		CHECK_EQ_U64(u32(&m, si + 8), 0);
 		CHECK(!memcmp(m.data + si + 32, "GenuineIntel", 12));
 		ptrec_minidump_free(&m);
 	}
