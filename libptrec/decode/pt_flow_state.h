@@ -238,7 +238,7 @@ struct ptrec_pt_flow {
 	uint8_t tnt_lost;           /* ST_RESYNC: TNT bits of unknown code were dropped since the
 	                               error: a TIP is no resume point (pt_flow_step_resync) */
 	uint8_t tnt_off_state;      /* ST_DISABLED: the bits queued came while tracing is off */
-	uint8_t event_trace;        /* config's event_trace */
+	uint8_t event_trace;        /* ptrec_pt_flow_set_event_trace */
 	uint8_t iflag_known;        /* event_trace: iflag was given since the start or an OVF */
 };
 
