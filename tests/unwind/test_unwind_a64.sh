@@ -58,7 +58,9 @@ else
 		mkdir "$a64"
 		echo "cross-building the aarch64 libptrec and ptrec (make distdir, configure --host=aarch64-linux-gnu)"
 		if ! { ${MAKE:-make} -s -C "$top_builddir" distdir distdir="$work/src" >"$work/build.log" 2>&1 &&
-			(cd "$a64" && "$work/src/configure" --host=aarch64-linux-gnu >>"$work/build.log" 2>&1 &&
+			# without the host's tools that make check exports (CC=gcc would build for x86-64)
+			(cd "$a64" && env -u CC -u NM -u OBJDUMP -u READELF -u OBJCOPY -u STRIP -u ADDR2LINE \
+				"$work/src/configure" --host=aarch64-linux-gnu >>"$work/build.log" 2>&1 &&
 			 ${MAKE:-make} -j2 libptrec/libptrec.la libptrec/tool/ptrec >>"$work/build.log" 2>&1); }; then
 			tail -n 30 "$work/build.log"
 			echo "FAIL: the aarch64 cross build failed"
