@@ -117,6 +117,7 @@ int ptrec_pt_flow_restart(struct ptrec_pt_flow *f, size_t start, size_t stop_syn
 	f->trig_anchor = f->trig_anchor_off = 0;
 	f->aux_head = f->aux_n = 0;
 	f->fup_held_n = f->br_held_n = 0;
+	f->evd_pending = 0;
 	f->spec = f->ovf_lost_ip = f->has_resume_ip = f->pgd_split = 0;
 	f->mode_known = f->psb_mode_bad = f->gap_open = 0;
 	f->tnt_lost = f->tnt_off_state = f->iflag_known = 0;

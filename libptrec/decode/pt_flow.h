@@ -80,6 +80,18 @@
  *   packet is read; otherwise, or without ICNT, where it is read); one the flow does not get
  *   to comes when tracing goes off or at an overflow.
  * - PTW without FUP: right after the next PTWRITE executed (found the same way), else at once.
+ * - Event trace (CFE, EVD): a CFE is the compound event it starts; EVDs before it give its data
+ *   (EVD items right before the CFE item).  A CFE followed by a FUP + TIP/TIP.PGD (the FUP
+ *   gives the source, the TIP the destination: SDM "Compound Packet Event Summary") comes at
+ *   the FUP's IP, before the INTERRUPT or DISABLE (an interrupt with its vector, SMI, INIT, a
+ *   VM exit, ...); one that a TIP or TIP.PGD of a branch follows (IRET, UIRET, VMRESUME; with
+ *   IP=1 its FUP gives that instruction's IP and is no event of its own) comes right after
+ *   that branch, before the PIP/VMCS bound to it and before a DISABLE; while tracing is off
+ *   it comes at once (before the ENABLE of a TIP.PGE: RSM, SIPI, VM entry).  An EVD that its
+ *   CFE does not take (CR2 is a page fault's, the exit qualification and reason a VM exit's,
+ *   each once) is an error "unexpected packet context" where it is read (GAP from 0: no
+ *   instruction is at fault); decoding resumes at the next PSB.  Unknown CFE/EVD types are
+ *   ignored (a CFE's FUP with them).
  * - Every branch event carries the time (pt_time.h) current at the packet that decided it. */
 #ifndef PTREC_PT_FLOW_H
 #define PTREC_PT_FLOW_H
@@ -157,6 +169,13 @@ enum ptrec_pt_flow_aux {
 	                         was off, or the trace ended), at the packet at trace offset
 	                         aux_payload; aux_arg trace bytes lay between the GAP's offset and
 	                         that packet, unused (counted in stats.skipped) */
+	/* Event trace (CFE and EVD packets; see "Event trace" above). */
+	PT_FLOW_AUX_CFE,      /* a control flow event: aux_payload = its type (enum
+	                         ptrec_pt_cfe_type), aux_arg = its vector for the types that have
+	                         one (ptrec_pt_cfe_has_vector), else 0; aux_ip = the IP it binds to
+	                         (its FUP's), 0: none given */
+	PT_FLOW_AUX_EVD,      /* data of the CFE item that comes right after it: aux_payload =
+	                         the value, aux_arg = its type (enum ptrec_pt_evd_type) */
 };
 
 /* ptrec_pt_flow_run.flags */

@@ -99,16 +99,100 @@ void pt_flow_release_fup_held(struct ptrec_pt_flow *f, uint64_t ip)
 		const struct aux_item *a = &f->fup_held[i];
 		if (a->kind == PT_FLOW_AUX_TSX)
 			f->spec = (uint8_t)a->payload;
+		if (a->kind == PT_FLOW_AUX_EXEC_MODE) {
+			f->mode = (uint8_t)a->payload;
+			f->mode_known = 1;
+		}
 		if (a->kind != PT_FLOW_AUX_PWRE)
 			pt_flow_aux_push(f, a->kind, a->payload, a->arg, ip);
 	}
 	release_held_pwre(f);
 }
 
+/* CFE items hold CFE_WAIT_FUP in arg until the FUP their IP bit announces comes. */
+#define CFE_WAIT_FUP 0x100u
+
+const char pt_flow_why_evd[] = "unexpected packet context: EVD not of this event";
+
+/* The CFE/EVD items held (event trace) happen now, before what else is bound to the branch or
+ * event at hand: they are queued, those without an IP get ip.  Returns 1 if there were any. */
+int pt_flow_release_cfe(struct ptrec_pt_flow *f, uint64_t ip)
+{
+	unsigned k = 0, n = f->br_held_n;
+	for (unsigned i = 0; i < n; i++) {
+		const struct aux_item *a = &f->br_held[i];
+		if (a->kind == PT_FLOW_AUX_CFE || a->kind == PT_FLOW_AUX_EVD)
+			pt_flow_aux_push(f, a->kind, a->payload,
+			                 a->kind == PT_FLOW_AUX_CFE ? a->arg & 0xff : a->arg,
+			                 a->ip ? a->ip : ip);
+		else
+			f->br_held[k++] = *a;
+	}
+	f->br_held_n = k;
+	return k < n;
+}
+
+/* The FUP that a CFE with IP=1 announced: the IP of the event (of the IRET, VMRESUME, ...
+ * that the branch after it takes). */
+static void cfe_fup(struct ptrec_pt_flow *f, uint64_t ip)
+{
+	for (unsigned i = 0; i < f->br_held_n; i++) {
+		struct aux_item *a = &f->br_held[i];
+		if (a->kind == PT_FLOW_AUX_CFE && (a->arg & CFE_WAIT_FUP)) {
+			a->arg &= ~(uint64_t)CFE_WAIT_FUP;
+			a->ip = ip;
+		}
+	}
+	if (f->state != ST_ENABLED) /* tracing off (BranchEn=0, or out of context): now */
+		pt_flow_release_cfe(f, 0);
+}
+
+/* EVD: data for the CFE that follows.  SDM (Event Trace): "Page faults additionally include
+ * the page fault address, when in context" and "VM exits include the values written to the
+ * 'exit reason' and 'exit qualification' VMCS fields": a CR2 goes with a fault alone, an
+ * exit qualification and reason with a VM exit, each once.  Any other combination is an
+ * error where it shows (libipt reports it there too).  Types the SDM does not define are
+ * ignored (data this decoder cannot use).  f->pos is at pkt. */
+static void evd_read(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
+{
+	unsigned t = pkt->sub, bit = 1u << (t & 7), have = f->evd_pending;
+	if (t > PT_EVD_VMXR)
+		return;
+	if ((have & bit) || (t == PT_EVD_CR2 ? have : (have & (1u << PT_EVD_CR2)))) {
+		set_err(f, f->pos, -PTREC_ESTATE, pt_flow_why_evd);
+		return;
+	}
+	f->evd_pending = (uint8_t)(have | bit);
+	aux_hold(f->br_held, &f->br_held_n, PT_FLOW_AUX_EVD, pkt->payload, t);
+}
+
+/* CFE: the compound event it starts (see pt_flow.h, "Event trace").  While tracing it waits
+ * for the FUP pair or the branch it binds to (with the PIP/VMCS held there); while tracing is
+ * off it happens now.  f->pos is at pkt. */
+static void cfe_read(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt)
+{
+	unsigned t = pkt->sub, have = f->evd_pending;
+	f->evd_pending = 0;
+	if (have && !(have == 1u << PT_EVD_CR2 ? t == PT_CFE_INTR
+	                                       : t == PT_CFE_VMEXIT || t == PT_CFE_VMEXIT_INTR)) {
+		set_err(f, f->pos, -PTREC_ESTATE, pt_flow_why_evd);
+		return;
+	}
+	if (ptrec_pt_cfe_name(t)) {
+		uint64_t vec = ptrec_pt_cfe_has_vector(t) ? pkt->payload & 0xff : 0;
+		aux_hold(f->br_held, &f->br_held_n, PT_FLOW_AUX_CFE, t,
+		         vec | (pkt->ip_bit ? CFE_WAIT_FUP : 0));
+	}
+	if (f->state != ST_ENABLED && !pkt->ip_bit)
+		pt_flow_release_cfe(f, 0);
+}
+
 /* The branch the held PIP/VMCS belonged to was delivered (async: an interrupt or an
- * asynchronous disable, which report the VMCS first). */
+ * asynchronous disable, which report the VMCS first).  The CFE/EVD items held come first:
+ * they say what the branch was. */
 void pt_flow_release_br_held(struct ptrec_pt_flow *f, int async)
 {
+	pt_flow_release_cfe(f, 0);
 	for (int pass = 0; pass < 2; pass++)
 		for (unsigned i = 0; i < f->br_held_n; i++) {
 			const struct aux_item *a = &f->br_held[i];
@@ -250,7 +334,7 @@ static int skip_status(const struct ptrec_pt_flow *f, const struct ptrec_pt_pack
 	case PT_PKT_PAD: case PT_PKT_TSC: case PT_PKT_MTC: case PT_PKT_TMA: case PT_PKT_CYC:
 	case PT_PKT_CBR: case PT_PKT_MNT: case PT_PKT_PIP: case PT_PKT_VMCS:
 	case PT_PKT_MODE_EXEC: case PT_PKT_MODE_TSX: case PT_PKT_PWRE: case PT_PKT_PWRX:
-	case PT_PKT_MWAIT: case PT_PKT_EXSTOP:
+	case PT_PKT_MWAIT: case PT_PKT_EXSTOP: case PT_PKT_CFE: case PT_PKT_EVD:
 		return 1;
 	case PT_PKT_TIP_PGD:
 		return (f->errata & PT_ERRATUM_APL11) != 0;
@@ -312,7 +396,10 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 	case PT_PKT_PSBEND:
 	case PT_PKT_BBP:
 	case PT_PKT_BIP:
+		return 1;
 	case PT_PKT_EVD:
+		if (!in_psb)
+			evd_read(f, pkt);
 		return 1;
 	case PT_PKT_MWAIT: /* binds to the IP of the FUP after the EXSTOP that follows */
 		if (exstop_ip_follows(f, f->pos + pkt->size))
@@ -389,6 +476,10 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 			f->fup_skip = 1;
 			if (f->event_trace && !f->iflag_known)
 				changed = f->iflag_known = 1; /* first said here: reported */
+			if (exec_mode(pkt->sub) != f->mode) /* (an IF change in a far transfer, or
+			                                       without branches traced) */
+				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_EXEC_MODE,
+				         exec_mode(pkt->sub), 0);
 			if (changed)
 				aux_hold(f->fup_held, &f->fup_held_n, PT_FLOW_AUX_IFLAGS, iflag, 0);
 			return 1;
@@ -443,9 +534,14 @@ static int status_pkt(struct ptrec_pt_flow *f, const struct ptrec_pt_packet *pkt
 		}
 		return 1;
 	case PT_PKT_BEP:
+		if (pkt->ip_bit)
+			f->fup_skip = 1;
+		return 1;
 	case PT_PKT_CFE:
 		if (pkt->ip_bit)
 			f->fup_skip = 1;
+		if (!in_psb)
+			cfe_read(f, pkt);
 		return 1;
 	default:
 		return 0;
@@ -484,6 +580,7 @@ int pt_flow_psb_plus(struct ptrec_pt_flow *f, int *have_fup, uint64_t *fup)
 	int pending = f->has_pending_mode; /* a mode change whose TIP is still to come */
 	f->has_pending_mode = 0;
 	f->fup_held_n = f->br_held_n = 0;
+	f->evd_pending = 0;
 	f->psb_mode_bad = 0;
 	ptrec_pt_time_psb(&f->time); /* the TSC in PSB+ starts the time again */
 	for (;;) {
@@ -647,6 +744,7 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 				}
 				f->ptw_fup = 0;
 				f->fup_skip = 0;
+				cfe_fup(f, ip);
 				/* what they say happens at ip; after an error, any FUP says where
 				 * execution is (the resync resumes there) */
 				if (f->fup_held_n || f->state == ST_RESYNC) {
@@ -704,6 +802,8 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 					return;
 				}
 				f->pos += (size_t)n;
+				if (f->nx.kind == NX_ERR) /* (an EVD its CFE does not take) */
+					return;
 			}
 		}
 		case PT_PKT_PSB: {
@@ -787,6 +887,8 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 					return; /* TIP.PGE, PSB, ...: handled in the following state */
 				(void)off2;
 				f->pos += (size_t)n;
+				if (f->nx.kind == NX_ERR)
+					return;
 			}
 		}
 		default:

@@ -33,6 +33,13 @@ PT_FLOW_HIDDEN void pt_flow_release_fup_held(struct ptrec_pt_flow *f, uint64_t i
  * asynchronous disable, which report the VMCS first). */
 PT_FLOW_HIDDEN void pt_flow_release_br_held(struct ptrec_pt_flow *f, int async);
 
+/* The CFE/EVD items held (event trace) happen now, before what else is bound to the branch or
+ * event at hand: they are queued, those without an IP get ip.  Returns 1 if there were any. */
+PT_FLOW_HIDDEN int pt_flow_release_cfe(struct ptrec_pt_flow *f, uint64_t ip);
+
+/* The why of the error of an EVD that its CFE does not take ("unexpected packet context"). */
+PT_FLOW_HIDDEN extern const char pt_flow_why_evd[];
+
 /* A MOV CR3 executed: the oldest PIP waiting for its instruction belongs to it. */
 PT_FLOW_HIDDEN void pt_flow_release_one_pip(struct ptrec_pt_flow *f);
 

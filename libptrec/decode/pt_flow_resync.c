@@ -27,6 +27,7 @@ void pt_flow_gap(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run, uint64_
 	f->gap_off = off;
 	f->tnt_lost = f->tnt_n != 0; /* (bits queued for code now unknown) */
 	f->br_held_n = 0; /* the branch they bind to is lost (ptxed drops them too) */
+	f->evd_pending = 0;
 	if (resync_from == RESYNC_AT_IP) {
 		/* The packets are still in step: items held for a FUP happen at that FUP's IP,
 		 * where the resync resumes. */

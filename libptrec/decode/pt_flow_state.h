@@ -174,7 +174,9 @@ struct ptrec_pt_flow {
 	                                        IP of the FUP that follows them */
 	unsigned fup_held_n;
 	struct aux_item br_held[AUX_HELD];  /* PIP, VMCS while tracing: bound to the next branch
-	                                        that changes context (far, async, disable) */
+	                                        that changes context (far, async, disable); and
+	                                        the CFE/EVD items of event trace (they come
+	                                        first: pt_flow_release_cfe) */
 	unsigned br_held_n;
 	uint8_t pgd_split;          /* a disable at the branch pgd_at (fall after it) comes next,
 	                               after the PIP/VMCS bound to that branch */
@@ -240,6 +242,7 @@ struct ptrec_pt_flow {
 	uint8_t tnt_off_state;      /* ST_DISABLED: the bits queued came while tracing is off */
 	uint8_t event_trace;        /* ptrec_pt_flow_set_event_trace */
 	uint8_t iflag_known;        /* event_trace: iflag was given since the start or an OVF */
+	uint8_t evd_pending;        /* EVD types (1 << type) held for the CFE that follows */
 };
 
 /* Hidden: called from the other pt_flow*.c files only, never from outside the decoder. */

@@ -73,6 +73,10 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 		pt_flow_psb_reached(f, nx->psb_off);
 		return pt_flow_stop_at_sync(f, nx->psb_off);
 	case NX_FUP_TIP:
+		/* a CFE before the FUP is the event this pair reports: it comes first, at the
+		 * FUP's IP ("the FUP provides the source IP for an instruction or event") */
+		if (pt_flow_release_cfe(f, nx->ip))
+			return 0;
 		ev_set(run, nx->abort ? PTREC_BR_TSX_ABORT : PTREC_BR_INTERRUPT, nx->ip, nx->ip2,
 		       nx->tflags, nx->tsc);
 		run->offset = nx->off;
@@ -93,6 +97,8 @@ static int bind_ip_event(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			pt_flow_aux_push(f, PT_FLOW_AUX_TSX, 2, 0, nx->ip);
 			return 0;
 		}
+		if (pt_flow_release_cfe(f, nx->ip)) /* (as for NX_FUP_TIP) */
+			return 0;
 		ev_set(run, PTREC_BR_DISABLE, nx->ip, nx->has_ip2 ? nx->ip2 : 0, nx->tflags, nx->tsc);
 		run->offset = nx->off;
 		pt_flow_release_br_held(f, 1);
@@ -207,6 +213,13 @@ static int walk(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			}
 			if (nx->kind == NX_OVF) {
 				bind_overflow(f, run);
+				return 1;
+			}
+			if (nx->kind == NX_ERR && nx->why == pt_flow_why_evd) {
+				/* EVD and CFE packets that do not fit: the event they start is
+				 * unknown, and what its FUP and TIP mean with it; no instruction is at
+				 * fault (from 0).  Resume at the next PSB. */
+				pt_flow_gap(f, run, 0, nx->err, nx->why, nx->off, (size_t)nx->off + 1);
 				return 1;
 			}
 			if (nx->kind == NX_SYNC_OFF) {

@@ -377,6 +377,25 @@ int ptrec_pt_packet_decode(const uint8_t *buf, size_t len, enum ptrec_pt_packet_
 	}
 }
 
+const char *ptrec_pt_cfe_name(unsigned type)
+{
+	static const char *const names[16] = {
+		[PT_CFE_INTR] = "interrupt", [PT_CFE_IRET] = "iret", [PT_CFE_SMI] = "smi",
+		[PT_CFE_RSM] = "rsm", [PT_CFE_SIPI] = "sipi", [PT_CFE_INIT] = "init",
+		[PT_CFE_VMENTRY] = "vmentry", [PT_CFE_VMEXIT] = "vmexit",
+		[PT_CFE_VMEXIT_INTR] = "vmexit", [PT_CFE_SHUTDOWN] = "shutdown",
+		[PT_CFE_UINTR] = "uintr", [PT_CFE_UIRET] = "uiret", [PT_CFE_SWINTR] = "swintr",
+		[PT_CFE_SYSCALL] = "syscall",
+	};
+	return type < 16 ? names[type] : NULL;
+}
+
+int ptrec_pt_cfe_has_vector(unsigned type)
+{
+	return type == PT_CFE_INTR || type == PT_CFE_SIPI || type == PT_CFE_VMEXIT_INTR ||
+	       type == PT_CFE_UINTR || type == PT_CFE_SWINTR;
+}
+
 const char *ptrec_pt_packet_name(const struct ptrec_pt_packet *pkt)
 {
 	switch ((enum ptrec_pt_packet_type)pkt->type) {

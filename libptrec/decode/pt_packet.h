@@ -44,6 +44,45 @@ enum ptrec_pt_packet_type {
 	PT_PKT_TYPE_COUNT_  /* number of types; not a type */
 };
 
+/* Event trace (IA32_RTIT_CTL.EventEn): the CFE packet's Type field.  SDM (Intel PT, "Event
+ * Trace"): it "exposes details about the asynchronous events, when they are generated, and when
+ * their corresponding software event handler completes execution"; interrupts and faults come
+ * "including the interrupt vector when defined".  14 (INT n) and 15 (SYSCALL) are the newer
+ * types libipt names swintr and syscall. */
+enum ptrec_pt_cfe_type {
+	PT_CFE_INTR = 1,        /* interrupt, exception, NMI: vector */
+	PT_CFE_IRET = 2,        /* interrupt return (IRET, ERETU, ERETS) */
+	PT_CFE_SMI = 3,         /* system management interrupt */
+	PT_CFE_RSM = 4,         /* resume from SMM */
+	PT_CFE_SIPI = 5,        /* startup IPI: vector */
+	PT_CFE_INIT = 6,        /* INIT */
+	PT_CFE_VMENTRY = 7,     /* VM entry */
+	PT_CFE_VMEXIT = 8,      /* VM exit */
+	PT_CFE_VMEXIT_INTR = 9, /* VM exit due to an interrupt: vector */
+	PT_CFE_SHUTDOWN = 10,   /* shutdown */
+	PT_CFE_UINTR = 12,      /* user interrupt: vector */
+	PT_CFE_UIRET = 13,      /* user interrupt return */
+	PT_CFE_SWINTR = 14,     /* software interrupt (INT n, INT3, INTO, INT1): vector */
+	PT_CFE_SYSCALL = 15,    /* SYSCALL */
+};
+
+/* The EVD packet's Type field: data of the CFE that follows ("Page faults additionally include
+ * the page fault address ... VM exits include the values written to the 'exit reason' and
+ * 'exit qualification' VMCS fields"). */
+enum ptrec_pt_evd_type {
+	PT_EVD_CR2 = 0,  /* page fault linear address */
+	PT_EVD_VMXQ = 1, /* VMX exit qualification */
+	PT_EVD_VMXR = 2, /* VMX exit reason */
+};
+
+/* A CFE type's name ("interrupt", "iret", "smi", "rsm", "sipi", "init", "vmentry", "vmexit",
+ * "shutdown", "uintr", "uiret", "swintr", "syscall"), NULL for a type the SDM does not define
+ * (VMEXIT_INTR is "vmexit": it differs by its vector). */
+const char *ptrec_pt_cfe_name(unsigned type);
+
+/* 1 if the CFE type's Vector field is meaningful (INTR, SIPI, VMEXIT_INTR, UINTR, SWINTR). */
+int ptrec_pt_cfe_has_vector(unsigned type);
+
 /* Block context for BIP packets, carried across calls (perf's BLK_4/BLK_8). */
 enum ptrec_pt_packet_ctx {
 	PT_CTX_NONE = 0, /* outside a block */

@@ -443,6 +443,19 @@ static int encode(struct ptt_case *c, const char *name, const char *args)
 		put_le(b, v, 1);
 		if (ic)
 			put_le(b, n, 2);
+	} else if (!strcmp(name, "cfe")) {
+		/* cfe(TYPE[: VECTOR][, ip]) */
+		if (parse_value(c, args, &v, &e) || v > 0x1f)
+			return fail(c, "bad cfe '%s'", args);
+		if (*e == ':' && (parse_value(c, e + 1, &w, NULL) || w > 0xff))
+			return fail(c, "bad cfe vector '%s'", args);
+		pe_cfe(b, (unsigned)v, (uint8_t)w, has_word(e, "ip"));
+	} else if (!strcmp(name, "evd")) {
+		/* evd(TYPE: PAYLOAD) */
+		if (parse_value(c, args, &v, &e) || v > 0x3f || *e != ':' ||
+		    parse_value(c, e + 1, &w, NULL))
+			return fail(c, "bad evd '%s'", args);
+		pe_evd(b, (unsigned)v, w);
 	} else if (!strncmp(name, "raw-", 4)) {
 		unsigned bits = (unsigned)atoi(name + 4);
 		if ((bits != 8 && bits != 16 && bits != 32 && bits != 64) || parse_value(c, args, &v, NULL))

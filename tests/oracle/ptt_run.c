@@ -25,6 +25,7 @@
 
 #include "decode/pt_flow.h"
 #include "decode/pt_image.h"
+#include "decode/pt_packet.h"
 #include "ptrec.h"
 
 struct opts {
@@ -151,6 +152,37 @@ static void ev_line(FILE *out, const char *text, const char *key, uint64_t ip, i
 	fprintf(out, "]\n");
 }
 
+/* The EVD items before the CFE item being printed (event trace). */
+static struct {
+	unsigned have;    /* 1 << enum ptrec_pt_evd_type */
+	uint64_t val[3];  /* by type */
+} evd;
+
+/* Prints a CFE item with the EVD items before it the way ptxed prints the event. */
+static void print_cfe(FILE *out, const struct ptrec_pt_flow_run *run, const struct opts *o)
+{
+	unsigned t = (unsigned)run->aux_payload, v = (unsigned)run->aux_arg;
+	const char *name = ptrec_pt_cfe_name(t);
+	char text[200];
+	size_t n = 0;
+	if (t == PT_CFE_SIPI)
+		n = (size_t)snprintf(text, sizeof(text), "sipi: %x", v);
+	else if (t == PT_CFE_INTR || t == PT_CFE_UINTR || t == PT_CFE_SWINTR)
+		n = (size_t)snprintf(text, sizeof(text), "%s %u", name, v);
+	else
+		n = (size_t)snprintf(text, sizeof(text), "%s", name ? name : "?");
+	if (t == PT_CFE_VMEXIT_INTR)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, ", intr: %u", v);
+	static const char *const key[3] = {"cr2", "vmxq", "vmxr"};
+	static const unsigned order[3] = {PT_EVD_CR2, PT_EVD_VMXR, PT_EVD_VMXQ};
+	for (unsigned i = 0; i < 3; i++)
+		if (evd.have & (1u << order[i]))
+			n += (size_t)snprintf(text + n, sizeof(text) - n, ", %s: %016llx", key[order[i]],
+			                      (unsigned long long)evd.val[order[i]]);
+	evd.have = 0;
+	ev_line(out, text, "ip", run->aux_ip, o->event_ip && run->aux_ip);
+}
+
 /* Prints an auxiliary item (a status event) the way ptxed prints the event. */
 static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const struct opts *o)
 {
@@ -164,8 +196,8 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 		break;
 	}
 	case PT_FLOW_AUX_EXEC_MODE:
-		fprintf(out, "[exec mode: %s]\n", p == X86_MODE_64 ? "64-bit" : p == X86_MODE_32 ? "32-bit"
-		                                                                  : "16-bit");
+		ev_line(out, p == X86_MODE_64 ? "exec mode: 64-bit" : p == X86_MODE_32
+		        ? "exec mode: 32-bit" : "exec mode: 16-bit", "ip", run->aux_ip, show);
 		break;
 	case PT_FLOW_AUX_PAGING:
 		fprintf(out, "[paging, cr3: %016llx%s]\n", p, a ? ", nr" : "");
@@ -211,6 +243,15 @@ static void print_aux(FILE *out, const struct ptrec_pt_flow_run *run, const stru
 		if (o->iflags)
 			ev_line(out, p ? "interrupts enabled" : "interrupts disabled", "ip", run->aux_ip,
 			        show);
+		break;
+	case PT_FLOW_AUX_EVD:
+		if (a < 3) {
+			evd.have |= 1u << a;
+			evd.val[a] = p;
+		}
+		break;
+	case PT_FLOW_AUX_CFE:
+		print_cfe(out, run, o);
 		break;
 	case PT_FLOW_AUX_TRIG: {
 		char t[32];
@@ -280,6 +321,7 @@ static void decode_case(struct ptt_case *c, const struct opts *o, const char *cp
 		return;
 	}
 	ptrec_pt_flow_set_event_trace(f, o->iflags); /* ptxed's --event:iflags */
+	evd.have = 0;
 	struct ptrec_pt_flow_run run;
 	unsigned long steps = 0;
 	/* --block:show-blocks: libipt's block decoder ends a block at every branch that needs a

@@ -147,3 +147,17 @@ void pe_ptw(struct pe_buf *b, uint64_t payload, unsigned bytes, int ip_bit)
 		t[2 + i] = (uint8_t)(payload >> (8 * i));
 	pe_bytes(b, t, 2 + n);
 }
+
+void pe_cfe(struct pe_buf *b, unsigned type, uint8_t vector, int ip_bit)
+{
+	uint8_t t[4] = {0x02, 0x13, (uint8_t)((type & 0x1f) | (ip_bit ? 0x80 : 0)), vector};
+	pe_bytes(b, t, 4);
+}
+
+void pe_evd(struct pe_buf *b, unsigned type, uint64_t payload)
+{
+	uint8_t t[11] = {0x02, 0x53, (uint8_t)(type & 0x3f)};
+	for (unsigned i = 0; i < 8; i++)
+		t[3 + i] = (uint8_t)(payload >> (8 * i));
+	pe_bytes(b, t, 11);
+}

@@ -65,4 +65,14 @@ void pe_cyc(struct pe_buf *b, uint64_t cycles);
  * operand of `bytes` (4 or 8) bytes; ip_bit says a FUP with the PTWRITE's IP follows. */
 void pe_ptw(struct pe_buf *b, uint64_t payload, unsigned bytes, int ip_bit);
 
+/* Event trace (IA32_RTIT_CTL.EventEn).  CFE, control flow event (02 13, then IP << 7 | Type
+ * in bits 4:0, then the Vector byte): type (enum of the SDM's CFE types: 1 INTR, 2 IRET, 3 SMI,
+ * 4 RSM, 5 SIPI, 6 INIT, 7 VMENTRY, 8 VMEXIT, 9 VMEXIT_INTR, 10 SHUTDOWN, 12 UINTR, 13 UIRET,
+ * 14 INT n, 15 SYSCALL); ip_bit says a FUP with the event's IP follows. */
+void pe_cfe(struct pe_buf *b, unsigned type, uint8_t vector, int ip_bit);
+/* EVD, event data for the CFE that follows (02 53, then Type in bits 5:0, then 8 bytes of
+ * payload): type 0 the page fault address (CR2), 1 the VMX exit qualification, 2 the VMX
+ * exit reason. */
+void pe_evd(struct pe_buf *b, unsigned type, uint64_t payload);
+
 #endif

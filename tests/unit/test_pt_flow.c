@@ -227,6 +227,8 @@ static const struct code code[] = {
 	{0xb010, "e800000000 c3"},    /* call $+0 (b015); ret */
 	{0xb100, "0f01c2 f4"},        /* vmlaunch; hlt */
 	{0xc000, "0f22d8 90 ffe0"},   /* mov cr3, rax; nop; jmp rax */
+	{0xd000, "48cf"},             /* iretq */
+	{0xd010, "0f01c3"},           /* vmresume */
 };
 
 static struct ptrec_pt_img *make_image(void)
@@ -2137,7 +2139,13 @@ static const char *events(const struct tb *t, unsigned errata)
 		}
 		s[0] = 0;
 		switch (run.aux) {
-		case PT_FLOW_AUX_EXEC_MODE: snprintf(s, sizeof(s), "[exec %" PRIu64 "]", run.aux_payload); break;
+		case PT_FLOW_AUX_EXEC_MODE:
+			if (run.aux_ip)
+				snprintf(s, sizeof(s), "[exec %" PRIu64 "@%" PRIx64 "]", run.aux_payload,
+				         run.aux_ip);
+			else
+				snprintf(s, sizeof(s), "[exec %" PRIu64 "]", run.aux_payload);
+			break;
 		case PT_FLOW_AUX_PAGING: snprintf(s, sizeof(s), "[cr3 %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_VMCS: snprintf(s, sizeof(s), "[vmcs %" PRIx64 "]", run.aux_payload); break;
 		case PT_FLOW_AUX_MNT: snprintf(s, sizeof(s), "[mnt %" PRIx64 "]", run.aux_payload); break;
@@ -2147,6 +2155,13 @@ static const char *events(const struct tb *t, unsigned errata)
 			break;
 		case PT_FLOW_AUX_TRIG:
 			snprintf(s, sizeof(s), "[trig %" PRIx64 "@%" PRIx64 "]", run.aux_payload, run.aux_ip);
+			break;
+		case PT_FLOW_AUX_CFE: /* type/vector@ip */
+			snprintf(s, sizeof(s), "[cfe %" PRIu64 "/%" PRIu64 "@%" PRIx64 "]", run.aux_payload,
+			         run.aux_arg, run.aux_ip);
+			break;
+		case PT_FLOW_AUX_EVD: /* type:value */
+			snprintf(s, sizeof(s), "[evd %" PRIu64 ":%" PRIx64 "]", run.aux_arg, run.aux_payload);
 			break;
 		case PT_FLOW_AUX_PWRE: snprintf(s, sizeof(s), "[pwre]"); break;
 		case PT_FLOW_AUX_PWRX: snprintf(s, sizeof(s), "[pwrx]"); break;
@@ -2360,6 +2375,144 @@ static void test_status_events(void)
 	put(&t, 0x02);
 	put(&t, 0x83);
 	CHECK_STR(events(&t, 0), "4100 4101 [disabled] [stop]");
+}
+
+/* Event trace packets: CFE (02 13, IP << 7 | Type, Vector) and EVD (02 53, Type, 8 bytes). */
+static void cfe(struct tb *t, unsigned type, unsigned vector, int ipbit)
+{
+	put(t, 0x02);
+	put(t, 0x13);
+	put(t, type | (ipbit ? 0x80u : 0));
+	put(t, vector);
+}
+static void evd(struct tb *t, unsigned type, uint64_t v) { put(t, 0x02); put(t, 0x53); put(t, type); put_le(t, v, 8); }
+
+/* Event trace (IA32_RTIT_CTL.EventEn).  SDM, "Event Trace": it "exposes details about the
+ * asynchronous events, when they are generated, and when their corresponding software event
+ * handler completes execution.  These include: Interrupts, including NMI and SMI, including
+ * the interrupt vector when defined.  Faults, exceptions including the fault vector.  Page
+ * faults additionally include the page fault address, when in context.  Event handler
+ * returns, including IRET and RSM.  VM exits and VM entries.  VM exits include the values
+ * written to the 'exit reason' and 'exit qualification' VMCS fields."  Each event is a CFE
+ * packet, preceded by the EVD packets of its data; with its IP bit set a FUP follows that
+ * gives the event's IP. */
+static void test_event_trace(void)
+{
+	struct tb t;
+	/* An interrupt: CFE(INTR, vector) before its FUP + TIP ("the FUP provides the source IP
+	 * for an instruction or event, while a following TIP (or TIP.PGD) will provide any
+	 * destination IP"): the page fault with its address (EVD CR2) at the FUP's IP, before
+	 * the INTERRUPT; the instruction there did not complete. */
+	start(&t, 0x4000);
+	evd(&t, 0, 0xf00baa);
+	cfe(&t, 1, 14, 0);
+	fup(&t, 0x4002);
+	tip(&t, 0x4100);
+	fup(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "4000 4001 [evd 0:f00baa] [cfe 1/14@4002] [interrupt] [disabled]");
+	/* The listing without the items is the one without event trace. */
+	CHECK_STR(listing(&t, 0), "4000 4001 [interrupt 4002>4100] [disabled]");
+	/* "Event handler returns, including IRET": CFE(IRET) binds to the branch that takes the
+	 * TIP after it; it comes right after that IRET, before the PIP of the same far transfer.
+	 * With IP=1 the FUP after the CFE gives the IRET's IP and starts no event of its own
+	 * (its TIP is the IRET's). */
+	start(&t, 0xd000);
+	cfe(&t, 2, 0, 0);
+	pip(&t, 0xa000);
+	tip(&t, 0x4100);
+	fup(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "d000 [cfe 2/0@0] [cr3 a000] [disabled]");
+	start(&t, 0xd000);
+	cfe(&t, 2, 0, 1);
+	fup(&t, 0xd000);
+	tip(&t, 0x4100);
+	fup(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "d000 [cfe 2/0@d000] [disabled]");
+	/* An IRET out of the traced context (TIP.PGD): the item comes after the IRET, before the
+	 * DISABLE. */
+	start(&t, 0xd000);
+	cfe(&t, 2, 0, 1);
+	fup(&t, 0xd000);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "d000 [cfe 2/0@d000] [disabled]");
+	/* While tracing is off the event happens where it is read: RSM back into the traced code
+	 * before the TIP.PGE that resumes it; an SMI whose FUP + TIP.PGD leaves it before the
+	 * DISABLE. */
+	start(&t, 0x4000);
+	cfe(&t, 3, 0, 0);
+	fup(&t, 0x4001);
+	pgd(&t, 0);
+	cfe(&t, 4, 0, 0);
+	pge(&t, 0x4001);
+	fup(&t, 0x4002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "4000 [cfe 3/0@4001] [disabled] [cfe 4/0@0] [resumed] 4001 "
+	          "[disabled]");
+	/* A VM exit with its exit qualification and reason, both EVDs before the CFE, and the
+	 * VMCS/PIP of the transfer after the event; the VM entry (IP=1: the VMRESUME's IP) after
+	 * the VMRESUME, before its PIP. */
+	start(&t, 0x4000);
+	evd(&t, 1, 0xf00);
+	evd(&t, 2, 0x30);
+	cfe(&t, 9, 14, 0);
+	fup(&t, 0x4001);
+	pip(&t, 0xa000);
+	tip(&t, 0xd010);
+	cfe(&t, 7, 0, 1);
+	fup(&t, 0xd010);
+	pip(&t, 0xb000);
+	tip(&t, 0x4001);
+	fup(&t, 0x4002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "4000 [evd 1:f00] [evd 2:30] [cfe 9/14@4001] [interrupt] [cr3 a000] "
+	          "d010 [cfe 7/0@d010] [cr3 b000] 4001 [disabled]");
+	/* EVDs that their CFE does not take ("Page faults additionally include the page fault
+	 * address": a CR2 goes with an interrupt; a VM exit's fields with a VM exit, once each):
+	 * an error where the packet that does not fit is, no instruction at fault; decoding
+	 * resumes at the next PSB. */
+	start(&t, 0x4000);
+	evd(&t, 0, 0xf00);
+	size_t at = t.n;
+	cfe(&t, 2, 0, 0);
+	fup(&t, 0x4002);
+	tip(&t, 0x4100);
+	CHECK_STR(events(&t, 0), "[gap]");
+	CHECK(first_gap_offset(&t) == at);
+	start(&t, 0x4000);
+	evd(&t, 2, 0);
+	at = t.n;
+	evd(&t, 0, 0xf00);
+	cfe(&t, 8, 0, 0);
+	fup(&t, 0x4002);
+	tip(&t, 0x4100);
+	CHECK_STR(events(&t, 0), "[gap]");
+	CHECK(first_gap_offset(&t) == at);
+	/* A CFE type the SDM does not define is ignored, with the FUP its IP bit announces. */
+	start(&t, 0x4000);
+	cfe(&t, 31, 0, 1);
+	fup(&t, 0x4002);
+	evd(&t, 31, 5);
+	fup(&t, 0x4002);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "4000 4001 [disabled]");
+	/* Event trace "provides indication of the status of the Interrupt Flag (IF)": a MODE.Exec
+	 * and the FUP after it say where IF changed; when the MODE.Exec also gives another mode
+	 * (a transfer that changes both, e.g. while only events are traced, BranchEn=0), the
+	 * new mode is said at that IP too and is the flow's from there (it was dropped). */
+	t.n = 0;
+	psb(&t);
+	mode_exec_if(&t, 1);
+	psbend(&t);
+	mode_exec(&t, 0, 1);
+	fup(&t, 0x7000);
+	cfe(&t, 2, 0, 1);
+	fup(&t, 0x7001);
+	events_event_trace = 1;
+	CHECK_STR(events(&t, 0), "[exec 1@7000] [if 0@7000] [cfe 2/0@7001]");
+	events_event_trace = 0;
 }
 
 static void test_errata_and_edges(void)
@@ -2604,6 +2757,7 @@ int main(void)
 	test_error_offsets();
 	test_context_error_32bit();
 	test_status_events();
+	test_event_trace();
 	test_errata_and_edges();
 	test_tail_first();
 	ptrec_pt_img_free(image);
