@@ -65,6 +65,15 @@ static long read_text(const char *path, char *buf, size_t len)
 	return (long)n;
 }
 
+long ptrec_sysfs_text(const char *root, const char *rel, char *buf, size_t len)
+{
+	char path[4200];
+
+	if (path_fmt(path, sizeof(path), "%s/%s", root_or_empty(root), rel))
+		return -1;
+	return read_text(path, buf, len);
+}
+
 /* Parses a whole string as a number in base (surrounding blanks allowed). */
 static int parse_num(const char *s, int base, long long *out)
 {
@@ -86,7 +95,7 @@ static int parse_num(const char *s, int base, long long *out)
 	return 0;
 }
 
-static int parse_hex_u64(const char *s, uint64_t *out)
+int ptrec_sysfs_hex(const char *s, uint64_t *out)
 {
 	char *end;
 
@@ -228,7 +237,7 @@ int ptrec_pmu_read(const char *root, const char *name, struct ptrec_pmu *pmu)
 		if (path_fmt(path, sizeof(path), "%s/%s", sub, names[i]) ||
 		    read_text(path, c->text, sizeof(c->text)) < 0)
 			continue;
-		c->valid = !parse_hex_u64(c->text, &c->value);
+		c->valid = !ptrec_sysfs_hex(c->text, &c->value);
 	}
 
 	path_fmt(sub, sizeof(sub), "%s/format", dir);
@@ -326,7 +335,7 @@ static int parse_capeff(const char *status, uint64_t *out)
 				n++;
 			}
 			hex[n] = '\0';
-			return parse_hex_u64(hex, out);
+			return ptrec_sysfs_hex(hex, out);
 		}
 		p = strchr(p, '\n');
 		if (p)
@@ -439,10 +448,7 @@ const char *ptrec_paranoid_meaning(int level)
 	}
 }
 
-/* Appends text to reason (truncating). */
-static void add(char *reason, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void add(char *reason, size_t len, const char *fmt, ...)
+void ptrec_reason_add(char *reason, size_t len, const char *fmt, ...)
 {
 	size_t used = strnlen(reason, len);
 	va_list ap;
@@ -461,20 +467,20 @@ static int access_verdict(const struct ptrec_pmu *pmu, const struct ptrec_sys *s
 	struct ptrec_mlock_budget b;
 
 	if (pmu->type < 0) {
-		add(reason, len, "%s PMU has no readable `type` file", pmu->name);
+		ptrec_reason_add(reason, len, "%s PMU has no readable `type` file", pmu->name);
 		return -PTREC_ENOSUPP;
 	}
 	if (!sys->paranoid_valid && !sys->cap_perfmon && !sys->cap_sys_admin) {
-		add(reason, len, "perf_event_paranoid is unreadable: kernel without perf events?");
+		ptrec_reason_add(reason, len, "perf_event_paranoid is unreadable: kernel without perf events?");
 		return -PTREC_ENOSUPP;
 	}
 	if (!ptrec_paranoid_allows(sys)) {
-		add(reason, len, "perf_event_paranoid is %d (> 2): %s", sys->paranoid,
+		ptrec_reason_add(reason, len, "perf_event_paranoid is %d (> 2): %s", sys->paranoid,
 		    ptrec_paranoid_meaning(sys->paranoid));
 		return -PTREC_EPERM;
 	}
 	if (ptrec_mlock_budget(sys, PTREC_PAGE_SIZE, &b) == 0 && !b.unlimited && b.threads < 1) {
-		add(reason, len, "mlock budget of %llu bytes (perf_event_mlock_kb %ld x %u CPUs "
+		ptrec_reason_add(reason, len, "mlock budget of %llu bytes (perf_event_mlock_kb %ld x %u CPUs "
 		    "+ RLIMIT_MEMLOCK %llu) is below one 4 KiB ring",
 		    (unsigned long long)b.total_bytes, sys->mlock_kb, sys->online_cpus,
 		    (unsigned long long)b.rlimit_bytes);
@@ -487,10 +493,10 @@ static int access_verdict(const struct ptrec_pmu *pmu, const struct ptrec_sys *s
  * end up in 192-byte status fields. */
 static void cpu_words(const struct ptrec_cpu_info *cpu, char *reason, size_t len)
 {
-	add(reason, len, "%s %02X_%02XH", cpu->vendor[0] ? cpu->vendor : "?", cpu->family,
+	ptrec_reason_add(reason, len, "%s %02X_%02XH", cpu->vendor[0] ? cpu->vendor : "?", cpu->family,
 	    cpu->model);
 	if (cpu->hypervisor)
-		add(reason, len, ", a %s%sguest (CPUID.01H:ECX[31]=1)", cpu->hv_vendor,
+		ptrec_reason_add(reason, len, ", a %s%sguest (CPUID.01H:ECX[31]=1)", cpu->hv_vendor,
 		    cpu->hv_vendor[0] ? " " : "");
 }
 
@@ -500,18 +506,18 @@ int ptrec_pt_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *p
 	if (len)
 		reason[0] = '\0';
 	if (!pmu->present) {
-		add(reason, len, "no intel_pt PMU in sysfs: ");
+		ptrec_reason_add(reason, len, "no intel_pt PMU in sysfs: ");
 		if (!cpu->pt) {
-			add(reason, len, "the CPU does not enumerate Intel PT "
+			ptrec_reason_add(reason, len, "the CPU does not enumerate Intel PT "
 			    "(CPUID.(EAX=07H,ECX=0):EBX[25]=0; ");
 			cpu_words(cpu, reason, len);
 			if (!cpu->is_intel)
-				add(reason, len, "; PT is an Intel feature");
+				ptrec_reason_add(reason, len, "; PT is an Intel feature");
 			else if (cpu->hypervisor)
-				add(reason, len, "; the hypervisor does not pass PT through");
-			add(reason, len, ")");
+				ptrec_reason_add(reason, len, "; the hypervisor does not pass PT through");
+			ptrec_reason_add(reason, len, ")");
 		} else {
-			add(reason, len, "the CPU enumerates Intel PT, but the kernel lacks "
+			ptrec_reason_add(reason, len, "the CPU enumerates Intel PT, but the kernel lacks "
 			    "CONFIG_PERF_EVENTS_INTEL_PT or its driver did not start (see dmesg)");
 		}
 		return -PTREC_ENOSUPP;
@@ -525,21 +531,21 @@ int ptrec_bts_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *
 	if (len)
 		reason[0] = '\0';
 	if (!pmu->present) {
-		add(reason, len, "no intel_bts PMU in sysfs: ");
+		ptrec_reason_add(reason, len, "no intel_bts PMU in sysfs: ");
 		if (!cpu->is_intel) {
-			add(reason, len, "BTS is an Intel feature (");
+			ptrec_reason_add(reason, len, "BTS is an Intel feature (");
 			cpu_words(cpu, reason, len);
-			add(reason, len, ")");
+			ptrec_reason_add(reason, len, ")");
 		} else if (!cpu->dtes64 || !cpu->ds) {
-			add(reason, len, "the CPU does not enumerate a 64-bit Debug Store "
+			ptrec_reason_add(reason, len, "the CPU does not enumerate a 64-bit Debug Store "
 			    "(CPUID.01H:EDX[21] DS=%u, ECX[2] DTES64=%u; ", cpu->ds, cpu->dtes64);
 			cpu_words(cpu, reason, len);
-			add(reason, len, ")");
+			ptrec_reason_add(reason, len, ")");
 		} else if (sys->pti == 1) {
-			add(reason, len, "the kernel does not register intel_bts while "
+			ptrec_reason_add(reason, len, "the kernel does not register intel_bts while "
 			    "page-table isolation (PTI, the Meltdown mitigation) is on");
 		} else {
-			add(reason, len, "the CPU has a 64-bit Debug Store, but the kernel has "
+			ptrec_reason_add(reason, len, "the CPU has a 64-bit Debug Store, but the kernel has "
 			    "no BTS support for this model (x86_pmu.bts), or it is disabled");
 		}
 		return -PTREC_ENOSUPP;
@@ -550,7 +556,7 @@ int ptrec_bts_verdict(const struct ptrec_cpu_info *cpu, const struct ptrec_pmu *
 	/* bts_event_init: BTS leaks kernel addresses even with CPL0 tracing off, so a
 	 * user-only event needs perf_allow_kernel(): paranoid <= 1 or the capabilities. */
 	if (!sys->cap_perfmon && !sys->cap_sys_admin && sys->paranoid > 1) {
-		add(reason, len, "perf_event_paranoid is %d: the kernel allows intel_bts to "
+		ptrec_reason_add(reason, len, "perf_event_paranoid is %d: the kernel allows intel_bts to "
 		    "unprivileged processes only at <= 1 (BTS records leak kernel addresses)",
 		    sys->paranoid);
 		return -PTREC_EPERM;

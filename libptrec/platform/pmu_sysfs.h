@@ -86,6 +86,17 @@ int ptrec_pmu_format_parse(const char *spec, enum ptrec_pmu_word *word, uint64_t
  * name.  Unreadable files inside are kept as invalid entries, not errors. */
 int ptrec_pmu_read(const char *root, const char *name, struct ptrec_pmu *pmu);
 
+/* Reads the small text file ROOT/rel into buf (NUL-terminated, trailing newlines stripped).
+ * Returns the bytes kept, or -1. */
+long ptrec_sysfs_text(const char *root, const char *rel, char *buf, size_t len);
+
+/* Parses a whole sysfs hex value ("0x1f", "1f"; blanks before it allowed): 0, or -1. */
+int ptrec_sysfs_hex(const char *s, uint64_t *out);
+
+/* Appends printf-style text to the NUL-terminated reason (len bytes), truncating. */
+void ptrec_reason_add(char *reason, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* The caps/ or format/ entry called name, or NULL. */
 const struct ptrec_pmu_cap *ptrec_pmu_cap(const struct ptrec_pmu *pmu, const char *name);
 const struct ptrec_pmu_format *ptrec_pmu_format(const struct ptrec_pmu *pmu, const char *name);

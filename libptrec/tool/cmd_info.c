@@ -1,7 +1,9 @@
 /* cmd_info.c — `ptrec info [--root DIR] [--json] [--ring-size SIZE]`: whether and how the
  * recorder works on this machine, and why not.  Reads CPUID (this CPU, always), the perf PMUs
  * and limits under DIR (default /), and describes the facts once, printed as a report or as
- * JSON (fact_emit.h). */
+ * JSON (fact_emit.h).  The machine described is the build's, or with --root an arm64 one when
+ * the tree shows an arm64 CPU (arm_sysfs.h): then MIDR_EL1, CoreSight and BRBE take the place
+ * of CPUID and the Intel PMUs. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +17,8 @@
 #include "capture/helper_client.h"
 #include "platform/cpuid.h"
 #include "capture/perf_config.h"
+#include "core/arch.h"
+#include "platform/arm_sysfs.h"
 #include "platform/pmu_sysfs.h"
 #include "ptrec.h"
 #include "report/json_str.h"
@@ -27,6 +31,10 @@
 /* Everything the report shows. */
 struct info {
 	const char *root;            /* --root, or NULL for the real system */
+	int arm;                     /* 1: an aarch64 machine (the build's, or the tree's) */
+	struct ptrec_arm_info armi;  /* its CPU, CoreSight and BRBE (arm only) */
+	char cs_reason[REASON_MAX];  /* why CoreSight trace is not used (arm only) */
+	char brbe_reason[REASON_MAX];/* why BRBE is not used (arm only) */
 	struct ptrec_cpuid_raw raw;  /* CPUID registers of this CPU */
 	struct ptrec_cpu_info cpu;   /* decoded */
 	struct ptrec_pmu pt, bts;    /* the two PMU directories */
@@ -55,17 +63,49 @@ struct info {
 
 /* ---- gathering --------------------------------------------------------------------------- */
 
+/* An aarch64 machine: its CPU, CoreSight and BRBE; Intel PT and BTS are no option there (and
+ * not read: under qemu-user the sysfs is the x86-64 host's). */
+static void gather_arm(struct info *in)
+{
+	char cpu[96];
+
+	ptrec_arm_read(in->root, &in->armi);
+	ptrec_coresight_reason(&in->armi, in->cs_reason, sizeof(in->cs_reason));
+	ptrec_brbe_reason(&in->armi, in->brbe_reason, sizeof(in->brbe_reason));
+	if (in->armi.nkinds)
+		ptrec_midr_words(&in->armi.kinds[0].midr, cpu, sizeof(cpu));
+	else
+		snprintf(cpu, sizeof(cpu), "its CPU unidentified");
+	snprintf(in->pt_reason, sizeof(in->pt_reason), "Intel PT is an x86-64 feature: this is "
+	         "an aarch64 machine (%s)", cpu);
+	snprintf(in->bts_reason, sizeof(in->bts_reason), "BTS is an x86-64 feature: this is an "
+	         "aarch64 machine (%s)", cpu);
+	in->pt_rc = in->bts_rc = -PTREC_ENOSUPP;
+}
+
 static void gather(struct info *in)
 {
-	ptrec_cpuid_read(&in->raw);
-	ptrec_cpuid_decode(&in->raw, &in->cpu);
-	ptrec_pmu_read(in->root, "intel_pt", &in->pt);
-	ptrec_pmu_read(in->root, "intel_bts", &in->bts);
+	in->arm = in->root ? ptrec_arm_tree(in->root) : PTREC_EM_HOST == PTREC_EM_AARCH64;
+	if (!in->arm) {
+		ptrec_cpuid_read(&in->raw);
+		ptrec_cpuid_decode(&in->raw, &in->cpu);
+		ptrec_pmu_read(in->root, "intel_pt", &in->pt);
+		ptrec_pmu_read(in->root, "intel_bts", &in->bts);
+	} else {
+		memset(&in->pt, 0, sizeof(in->pt));
+		memset(&in->bts, 0, sizeof(in->bts));
+		strcpy(in->pt.name, "intel_pt");
+		strcpy(in->bts.name, "intel_bts");
+		in->pt.type = in->bts.type = -1;
+	}
 	ptrec_sys_read(in->root, &in->sys);
 	in->budget_rc = ptrec_mlock_budget(&in->sys, in->ring_size, &in->budget);
 
-	in->pt_rc = ptrec_pt_verdict(&in->cpu, &in->pt, &in->sys, in->pt_reason,
-	                             sizeof(in->pt_reason));
+	if (in->arm)
+		gather_arm(in);
+	else
+		in->pt_rc = ptrec_pt_verdict(&in->cpu, &in->pt, &in->sys, in->pt_reason,
+		                             sizeof(in->pt_reason));
 	if (in->pt.present) {
 		struct ptrec_pt_request req;
 
@@ -78,8 +118,9 @@ static void gather(struct info *in)
 			         "config: %s", in->ptcfg_err);
 		}
 	}
-	in->bts_rc = ptrec_bts_verdict(&in->cpu, &in->bts, &in->sys, in->bts_reason,
-	                               sizeof(in->bts_reason));
+	if (!in->arm)
+		in->bts_rc = ptrec_bts_verdict(&in->cpu, &in->bts, &in->sys, in->bts_reason,
+		                               sizeof(in->bts_reason));
 
 	/* ptrec-helper: where the kernel refuses this user, a reachable helper opens instead. */
 	in->helper_needed = in->sys.paranoid_valid && !ptrec_paranoid_allows(&in->sys) &&
@@ -260,11 +301,12 @@ static void describe_cpu(const struct info *in, struct fact_emitter *e)
 	fact_close(e);
 }
 
-static void describe_pmu(const struct info *in, const struct ptrec_pmu *p, struct fact_emitter *e)
+/* A PMU's facts, in its section (opened by the caller). */
+static void describe_pmu_facts(const struct info *in, const struct ptrec_pmu *p,
+                               struct fact_emitter *e)
 {
 	char t[FACT_WORDS_MAX];
 
-	fact_open(e, p->name, NULL);
 	fact_say(t, "no (no %s/sys/bus/event_source/devices/%s)", in->root ? in->root : "", p->name);
 	fact_bool(e, "present", p->present, p->present ? NULL : t);
 	if (p->present && p->type >= 0)
@@ -279,6 +321,117 @@ static void describe_pmu(const struct info *in, const struct ptrec_pmu *p, struc
 	for (unsigned i = 0; i < p->nformats; i++)
 		fact_str(e, p->formats[i].name, p->formats[i].spec, NULL);
 	fact_close(e);
+}
+
+static void describe_pmu(const struct info *in, const struct ptrec_pmu *p, struct fact_emitter *e)
+{
+	fact_open(e, p->name, NULL);
+	describe_pmu_facts(in, p, e);
+	fact_close(e);
+}
+
+/* ---- an aarch64 machine: MIDR_EL1, CoreSight, BRBE ---------------------------------------- */
+
+static void describe_cpu_arm(const struct info *in, struct fact_emitter *e)
+{
+	const struct ptrec_arm_info *a = &in->armi;
+	char t[FACT_WORDS_MAX], v[FACT_WORDS_MAX], w[96];
+	size_t used = 0;
+
+	fact_open(e, "cpu", "MIDR_EL1 of this machine");
+	if (a->source == PTREC_MIDR_SYSFS)
+		fact_str(e, "source", "sysfs", "sys/devices/system/cpu/cpuN/regs/identification/"
+		         "midr_el1");
+	else if (a->source == PTREC_MIDR_CPUINFO)
+		fact_str(e, "source", "cpuinfo", "proc/cpuinfo (CPU implementer, variant, part, "
+		         "revision; no midr_el1 in sysfs)");
+	else
+		fact_null(e, "source", "none: no midr_el1 in sysfs and no \"CPU implementer\" in "
+		          "proc/cpuinfo");
+	fact_int(e, "cpus", a->cpus, NULL);
+	if (!a->nkinds) {
+		static const char *const keys[] = {"midr", "name", "implementer", "variant",
+		                                   "architecture", "part", "revision", "other_kinds"};
+
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			fact_null(e, keys[i], "unknown");
+		fact_close(e);
+		return;
+	}
+	const struct ptrec_midr *m = &a->kinds[0].midr;
+	const char *impl = ptrec_midr_implementer_name(m->implementer);
+	const char *part = ptrec_midr_part_name(m->implementer, m->part);
+
+	fact_say(v, "0x%08llx", (unsigned long long)m->value);
+	fact_str(e, "midr", v, a->nkinds > 1 ? fact_say(t, "%s (the first CPU's)", v) : NULL);
+	fact_str(e, "name", ptrec_midr_words(m, w, sizeof(w)), NULL);
+	fact_say(v, "0x%02x", m->implementer);
+	fact_str(e, "implementer", v, fact_say(t, "%s (%s)", v, impl ? impl : "not in ptrec's "
+	                                       "table"));
+	fact_int(e, "variant", m->variant, NULL);
+	fact_int(e, "architecture", m->architecture, m->architecture == 0xf
+	         ? "15 (0xF: features in the ID registers, as on every Armv8/v9 core)" : NULL);
+	fact_say(v, "0x%03x", m->part);
+	fact_str(e, "part", v, fact_say(t, "%s (%s)", v, part ? part : "not in ptrec's table"));
+	fact_int(e, "revision", m->revision, NULL);
+	t[0] = '\0';
+	for (unsigned i = 1; i < a->nkinds; i++) {
+		int n = snprintf(t + used, sizeof(t) - used, "%s0x%08llx %s on %u CPUs",
+		                 i > 1 ? "; " : "", (unsigned long long)a->kinds[i].midr.value,
+		                 ptrec_midr_words(&a->kinds[i].midr, w, sizeof(w)),
+		                 a->kinds[i].cpus);
+		if (n > 0 && used + (size_t)n < sizeof(t))
+			used += (size_t)n;
+	}
+	fact_str(e, "other_kinds", t, a->nkinds > 1 ? NULL
+	         : fact_say(w, "none (%u CPUs alike)", a->cpus));
+	fact_close(e);
+}
+
+static void describe_pmus_arm(const struct info *in, struct fact_emitter *e)
+{
+	const struct ptrec_arm_info *a = &in->armi;
+	char t[FACT_WORDS_MAX];
+	size_t used = 0;
+
+	fact_open(e, "pmus", "kernel PMUs under sys/bus/event_source/devices");
+	fact_open(e, "cs_etm", "CoreSight ETM/ETE trace through perf");
+	describe_pmu_facts(in, &a->cs_etm, e);
+	t[0] = '\0';
+	for (unsigned i = 0; i < a->nsinks; i++) {
+		int n = snprintf(t + used, sizeof(t) - used, "%s%s", i ? " " : "", a->sinks[i]);
+		if (n > 0 && used + (size_t)n < sizeof(t))
+			used += (size_t)n;
+	}
+	fact_str(e, "sinks", t, a->nsinks ? NULL : "none");
+	fact_close(e);
+	fact_open(e, "cpu_pmus", "arm CPU PMUs (arm_pmuv3)");
+	for (unsigned i = 0; i < a->ncpu_pmus; i++) {
+		const struct ptrec_arm_cpu_pmu *p = &a->cpu_pmus[i];
+
+		fact_open(e, p->name, NULL);
+		if (p->type >= 0)
+			fact_int(e, "type", p->type, NULL);
+		else
+			fact_null(e, "type", "unreadable");
+		fact_int(e, "branches", p->branches, p->branches
+		         ? fact_say(t, "%ld (caps/branches: BRBE branch records)", p->branches)
+		         : "0 (no caps/branches: no BRBE)");
+		fact_close(e);
+	}
+	fact_close(e);
+	fact_close(e);
+
+	fact_open(e, "trace_units", "branch-trace hardware: sys/bus/coresight/devices, the CPU "
+	          "PMUs' caps/branches");
+	fact_int(e, "ete", a->ete, fact_say(t, "%u (Embedded Trace Extension units, eteN)", a->ete));
+	fact_int(e, "etm", a->etm, fact_say(t, "%u (ETMv4 trace units, etmN)", a->etm));
+	fact_int(e, "trbe", a->trbe, fact_say(t, "%u (Trace Buffer Extension per-CPU sinks, trbeN)",
+	                                      a->trbe));
+	fact_bool(e, "brbe", a->brbe >= 0, a->brbe >= 0
+	          ? fact_say(t, "yes (%s: %ld branch records)", a->cpu_pmus[a->brbe].name,
+	                     a->cpu_pmus[a->brbe].branches)
+	          : "no (no arm CPU PMU shows caps/branches)");
 	fact_close(e);
 }
 
@@ -435,6 +588,16 @@ static void describe_core(const struct info *in, struct fact_emitter *e)
 }
 
 static void describe_backend(struct fact_emitter *e, const char *name, int rc, const char *reason,
+                             int live);
+
+/* Branch-trace hardware of an arm64 machine that libptrec does not use yet. */
+static void describe_arm_backends(const struct info *in, struct fact_emitter *e)
+{
+	describe_backend(e, "coresight", -PTREC_ENOSUPP, in->cs_reason, 0);
+	describe_backend(e, "brbe", -PTREC_ENOSUPP, in->brbe_reason, 0);
+}
+
+static void describe_backend(struct fact_emitter *e, const char *name, int rc, const char *reason,
                              int live)
 {
 	fact_open(e, name, NULL);
@@ -494,6 +657,10 @@ static void describe_verdict(const struct info *in, struct fact_emitter *e)
 		fact_str(e, "intel_pt", in->pt_reason, NULL);
 	if (in->chosen == PTREC_BACKEND_INSTRUMENTED)
 		fact_str(e, "intel_bts", in->bts_reason, NULL);
+	if (in->arm) {
+		fact_str(e, "coresight", in->cs_reason, NULL);
+		fact_str(e, "brbe", in->brbe_reason, NULL);
+	}
 	fact_close(e);
 	fact_str(e, "override", in->env_backend, in->env_backend
 	         ? fact_say(t, "PTREC_BACKEND=%s overrides auto", in->env_backend) : "none");
@@ -506,16 +673,24 @@ static void describe(const struct info *in, struct fact_emitter *e)
 	fact_open(e, NULL, NULL);
 	fact_str(e, "ptrec_version", ptrec_version(), NULL);
 	fact_str(e, "root", in->root ? in->root : "/", in->root ? NULL : "/ (this system)");
-	describe_cpu(in, e);
-	fact_open(e, "pmus", "kernel PMUs under sys/bus/event_source/devices");
-	describe_pmu(in, &in->pt, e);
-	describe_pmu(in, &in->bts, e);
-	fact_close(e);
+	fact_str(e, "machine", in->arm ? "aarch64" : "x86-64", NULL);
+	if (in->arm) {
+		describe_cpu_arm(in, e);
+		describe_pmus_arm(in, e);
+	} else {
+		describe_cpu(in, e);
+		fact_open(e, "pmus", "kernel PMUs under sys/bus/event_source/devices");
+		describe_pmu(in, &in->pt, e);
+		describe_pmu(in, &in->bts, e);
+		fact_close(e);
+	}
 	describe_perf(in, e);
 	describe_core(in, e);
 	fact_open(e, "backends", NULL);
 	describe_backend(e, "intel_pt", in->pt_rc, in->pt_reason, in->pt_live);
 	describe_backend(e, "intel_bts", in->bts_rc, in->bts_reason, in->bts_live);
+	if (in->arm)
+		describe_arm_backends(in, e);
 	fact_open(e, "instrumented", NULL);
 	fact_bool(e, "usable", 1, NULL);
 	fact_str(e, "reason", "", "none");
@@ -539,6 +714,9 @@ static void verdict_line(const struct info *in, FILE *f)
 		fprintf(f, "; intel_pt rejected: %s", in->pt_reason);
 	if (in->chosen == PTREC_BACKEND_INSTRUMENTED)
 		fprintf(f, "; intel_bts rejected: %s", in->bts_reason);
+	if (in->arm)
+		fprintf(f, "; coresight rejected: %s; brbe rejected: %s", in->cs_reason,
+		        in->brbe_reason);
 	fprintf(f, "\n");
 }
 

@@ -360,6 +360,7 @@ static void test_pt_machine(const char *root)
 	CHECK_EQ_U64(st, 0);
 	CHECK(json_valid(out));
 	CHECK_STR(json_str(out, "root", buf, sizeof(buf)), root);
+	CHECK_STR(json_str(out, "machine", buf, sizeof(buf)), "x86-64");  /* the tree's, on either build */
 	CHECK_EQ_U64(json_bool(out, "pmus.intel_pt.present"), 1);
 	CHECK_EQ_U64(json_num(out, "pmus.intel_pt.type"), 8);
 	CHECK_STR(json_str(out, "pmus.intel_pt.caps.mtc_periods", buf, sizeof(buf)), "249");
@@ -507,6 +508,184 @@ static void test_empty(const char *root)
 	free(out);
 }
 
+/* ---- arm64 machines: trees shaped like the kernel's (midr_el1 "0x%016llx" per CPU, the
+ * cs_etm PMU with its format/ and sinks/, coresight bus devices eteN/trbeN, arm_pmuv3's
+ * caps/branches "%d" where BRBE was probed) ------------------------------------------------- */
+
+/* `ptrec info --root ROOT --json` of an arm64 tree: exit 0, valid JSON, machine aarch64.
+ * Returns the output (malloc'd) or NULL. */
+static char *arm_json(const char *root)
+{
+	char args[4600], buf[64];
+	int st;
+
+	snprintf(args, sizeof(args), "--root '%s' --json", root);
+	char *out = run_info(args, &st);
+	CHECK(out && st == 0);
+	if (out) {
+		CHECK(json_valid(out));
+		CHECK_STR(json_str(out, "machine", buf, sizeof(buf)), "aarch64");
+	}
+	return out;
+}
+
+static void write_midr(const char *root, int cpu, const char *midr)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/regs/identification/midr_el1", cpu);
+	CHECK(fake_sysfs_write(root, rel, midr) == 0);
+}
+
+/* A cloud VM on Neoverse N1 (Graviton2-like): a virtual PMU without BRBE, no CoreSight. */
+static void test_arm_vm(const char *root)
+{
+	char args[4600], buf[1024];
+	int st;
+
+	CHECK(fake_sysfs_build(root, 0, 2, 516) == 0);
+	fake_sysfs_write(root, "proc/self/status", "CapEff:\t0000000000000000\n");
+	write_midr(root, 0, "0x00000000413fd0c1\n");
+	write_midr(root, 1, "0x00000000413fd0c1\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/armv8_pmuv3_0/type", "8\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/armv8_pmuv3_0/caps/slots",
+	                 "0x00000008\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/software/type", "1\n");
+	char *out = arm_json(root);
+	if (!out)
+		return;
+	CHECK_STR(json_str(out, "cpu.source", buf, sizeof(buf)), "sysfs");
+	CHECK_EQ_U64(json_num(out, "cpu.cpus"), 2);
+	/* 0x413fd0c1: implementer 0x41 (Arm), variant 3, architecture 0xf, part 0xd0c, rev 1 */
+	CHECK_STR(json_str(out, "cpu.midr", buf, sizeof(buf)), "0x413fd0c1");
+	CHECK_STR(json_str(out, "cpu.implementer", buf, sizeof(buf)), "0x41");
+	CHECK_EQ_U64(json_num(out, "cpu.variant"), 3);
+	CHECK_EQ_U64(json_num(out, "cpu.architecture"), 15);
+	CHECK_STR(json_str(out, "cpu.part", buf, sizeof(buf)), "0xd0c");
+	CHECK_EQ_U64(json_num(out, "cpu.revision"), 1);
+	CHECK_STR(json_str(out, "cpu.name", buf, sizeof(buf)), "Arm Neoverse N1 r3p1");
+	CHECK_STR(json_str(out, "cpu.other_kinds", buf, sizeof(buf)), "");
+	CHECK(json_get(out, "pmus.intel_pt") == NULL);  /* no Intel PMUs on an arm64 machine */
+	CHECK_EQ_U64(json_bool(out, "pmus.cs_etm.present"), 0);
+	CHECK_EQ_U64(json_num(out, "pmus.cpu_pmus.armv8_pmuv3_0.type"), 8);
+	CHECK_EQ_U64(json_num(out, "pmus.cpu_pmus.armv8_pmuv3_0.branches"), 0);
+	CHECK(json_get(out, "pmus.cpu_pmus.software") == NULL);
+	CHECK_EQ_U64(json_num(out, "trace_units.ete"), 0);
+	CHECK_EQ_U64(json_num(out, "trace_units.trbe"), 0);
+	CHECK_EQ_U64(json_bool(out, "trace_units.brbe"), 0);
+	CHECK_EQ_U64(json_num(out, "perf.paranoid"), 2);
+	CHECK(strstr(json_str(out, "verdict.rejected.intel_pt", buf, sizeof(buf)),
+	             "this is an aarch64 machine (Arm Neoverse N1 r3p1)") != NULL);
+	CHECK(strstr(json_str(out, "verdict.rejected.coresight", buf, sizeof(buf)),
+	             "no cs_etm PMU in sysfs") != NULL);
+	CHECK(strstr(json_str(out, "verdict.rejected.brbe", buf, sizeof(buf)),
+	             "armv8_pmuv3_0 shows no caps/branches") != NULL);
+	CHECK_EQ_U64(json_bool(out, "backends.coresight.usable"), 0);
+	CHECK_EQ_U64(json_bool(out, "backends.instrumented.usable"), 1);
+	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "instrumented");
+	free(out);
+
+	snprintf(args, sizeof(args), "--root '%s'", root);
+	out = run_info(args, &st);
+	CHECK(out && st == 0);
+	if (out) {
+		CHECK(strstr(out, "\n  name                  Arm Neoverse N1 r3p1\n") != NULL);
+		CHECK(strstr(out, "; coresight rejected: not implemented yet") != NULL);
+		free(out);
+	}
+	check_same_keys(args);
+}
+
+/* A big.LITTLE board with everything: 4 Cortex-A520 and 4 Cortex-A720 (cpu10..13, to check
+ * that CPUs are taken in number order), ETE and TRBE on each, BRBE in both PMUs. */
+static void test_arm_board(const char *root)
+{
+	static const int cpus[] = {0, 1, 2, 3, 10, 11, 12, 13};
+	char args[4600], buf[1024], rel[256];
+
+	CHECK(fake_sysfs_build(root, 0, 2, 516) == 0);
+	fake_sysfs_write(root, "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "1\n");
+	for (int i = 0; i < 8; i++) {
+		write_midr(root, cpus[i], i < 4 ? "0x00000000410fd800\n" : "0x00000000410fd811\n");
+		snprintf(rel, sizeof(rel), "sys/bus/coresight/devices/ete%d/cpu", i);
+		fake_sysfs_write(root, rel, "0\n");
+		snprintf(rel, sizeof(rel), "sys/bus/coresight/devices/trbe%d/align", i);
+		fake_sysfs_write(root, rel, "0x40\n");
+		snprintf(rel, sizeof(rel), "sys/bus/event_source/devices/cs_etm/sinks/trbe%d", i);
+		fake_sysfs_write(root, rel, "0x1a2b3c\n");
+	}
+	fake_sysfs_write(root, "sys/bus/coresight/devices/funnel0/enable_sink", "0\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/cs_etm/type", "12\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/cs_etm/format/cycacc", "config:12\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/cs_etm/format/timestamp",
+	                 "config:28\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/cs_etm/format/sinkid",
+	                 "config2:0-31\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/armv9_cortex_a520/type", "10\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/armv9_cortex_a520/caps/branches",
+	                 "32\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/armv9_cortex_a720/type", "11\n");
+	fake_sysfs_write(root, "sys/bus/event_source/devices/armv9_cortex_a720/caps/branches",
+	                 "64\n");
+	char *out = arm_json(root);
+	if (!out)
+		return;
+	CHECK_EQ_U64(json_num(out, "cpu.cpus"), 8);
+	CHECK_STR(json_str(out, "cpu.name", buf, sizeof(buf)), "Arm Cortex-A520 r0p0");
+	CHECK_STR(json_str(out, "cpu.other_kinds", buf, sizeof(buf)),
+	          "0x410fd811 Arm Cortex-A720 r0p1 on 4 CPUs");
+	CHECK_EQ_U64(json_bool(out, "pmus.cs_etm.present"), 1);
+	CHECK_EQ_U64(json_num(out, "pmus.cs_etm.type"), 12);
+	CHECK_STR(json_str(out, "pmus.cs_etm.format.sinkid", buf, sizeof(buf)), "config2:0-31");
+	CHECK_STR(json_str(out, "pmus.cs_etm.sinks", buf, sizeof(buf)),
+	          "trbe0 trbe1 trbe2 trbe3 trbe4 trbe5 trbe6 trbe7");
+	CHECK_EQ_U64(json_num(out, "pmus.cpu_pmus.armv9_cortex_a520.branches"), 32);
+	CHECK_EQ_U64(json_num(out, "pmus.cpu_pmus.armv9_cortex_a720.type"), 11);
+	CHECK_EQ_U64(json_num(out, "trace_units.ete"), 8);
+	CHECK_EQ_U64(json_num(out, "trace_units.etm"), 0);
+	CHECK_EQ_U64(json_num(out, "trace_units.trbe"), 8);
+	CHECK_EQ_U64(json_bool(out, "trace_units.brbe"), 1);
+	CHECK(strstr(json_str(out, "verdict.rejected.coresight", buf, sizeof(buf)),
+	             "this machine has cs_etm (8 ETE, 0 ETM trace units, 8 TRBE per-CPU sinks)")
+	      != NULL);
+	CHECK(strstr(json_str(out, "verdict.rejected.brbe", buf, sizeof(buf)),
+	             "armv9_cortex_a720 keeps 64 branch records") != NULL);
+	CHECK_STR(json_str(out, "verdict.backend", buf, sizeof(buf)), "instrumented");
+	free(out);
+	snprintf(args, sizeof(args), "--root '%s'", root);
+	check_same_keys(args);
+}
+
+/* No midr_el1 files: the MIDR from /proc/cpuinfo (an AmpereOne, 0xc00fac30: implementer 0xc0,
+ * part 0xac3); a block without its CPU part line counts no CPU. */
+static void test_arm_cpuinfo(const char *root)
+{
+	static const char block[] = "processor\t: %d\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd "
+		"evtstrm aes pmull sha1 sha2 crc32 atomics\nCPU implementer\t: 0xc0\nCPU "
+		"architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xac3\nCPU revision\t: 0\n\n";
+	char args[4600], buf[1024], text[2048];
+	size_t n = 0;
+
+	for (int i = 0; i < 3; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, block, i);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "processor\t: 3\nCPU implementer\t: "
+	                      "0xc0\nCPU variant\t: 0x0\nCPU revision\t: 0\n");
+	CHECK(n < sizeof(text));
+	CHECK(fake_sysfs_write(root, "proc/cpuinfo", text) == 0);
+	char *out = arm_json(root);
+	if (!out)
+		return;
+	CHECK_STR(json_str(out, "cpu.source", buf, sizeof(buf)), "cpuinfo");
+	CHECK_EQ_U64(json_num(out, "cpu.cpus"), 3);
+	CHECK_STR(json_str(out, "cpu.midr", buf, sizeof(buf)), "0xc00fac30");
+	CHECK_STR(json_str(out, "cpu.name", buf, sizeof(buf)), "Ampere AmpereOne r0p0");
+	CHECK(strstr(json_str(out, "verdict.rejected.brbe", buf, sizeof(buf)),
+	             "no arm CPU PMU") != NULL);
+	free(out);
+	snprintf(args, sizeof(args), "--root '%s'", root);
+	check_same_keys(args);
+}
+
 /* The real machine: exit 0, a verdict, and the truth about PT here. */
 static void test_this_machine(void)
 {
@@ -525,11 +704,23 @@ static void test_this_machine(void)
 		CHECK(line_end && line_end[1] == '\0');   /* the verdict is the final line */
 		printf("%.*s\n", line_end ? (int)(line_end - v - 1) : 200, v + 1);
 	}
+#if defined(__aarch64__)
+	/* an aarch64 build describes an aarch64 machine, whatever its sysfs (under qemu-user:
+	 * the x86-64 host's, where no MIDR is found) */
+	(void)sb;
+	CHECK(strstr(out, "\nmachine                 aarch64\n") != NULL);
+	CHECK(strstr(out, "intel_pt rejected: Intel PT is an x86-64 feature: this is an aarch64 "
+	             "machine") != NULL);
+	CHECK(strstr(out, "; coresight rejected: ") != NULL);
+	CHECK(v && !strncmp(v, "\nverdict: auto chooses instrumented", 35));
+#else
+	CHECK(strstr(out, "\nmachine                 x86-64\n") != NULL);
 	if (stat("/sys/bus/event_source/devices/intel_pt", &sb) != 0) {
 		/* No PMU here: PT must be rejected with the sysfs fact, never chosen. */
 		CHECK(strstr(out, "intel_pt rejected: no intel_pt PMU in sysfs") != NULL);
 		CHECK(v && strncmp(v, "\nverdict: auto chooses intel_pt", 31) != 0);
 	}
+#endif
 	free(out);
 
 	out = run_info("--json", &st);
@@ -540,13 +731,15 @@ static void test_this_machine(void)
 
 int main(void)
 {
-	char a[4096], b[4096], c[4096], d[4096];
+	char a[4096], b[4096], c[4096], d[4096], e[4096], f[4096], g[4096];
 	struct rlimit saved;
 
 	if (!getenv("PTREC_TOOL"))
 		SKIP("PTREC_TOOL is not set (run through make check)");
 	if (fake_sysfs_tmpdir(a, sizeof(a)) || fake_sysfs_tmpdir(b, sizeof(b)) ||
-	    fake_sysfs_tmpdir(c, sizeof(c)) || fake_sysfs_tmpdir(d, sizeof(d)))
+	    fake_sysfs_tmpdir(c, sizeof(c)) || fake_sysfs_tmpdir(d, sizeof(d)) ||
+	    fake_sysfs_tmpdir(e, sizeof(e)) || fake_sysfs_tmpdir(f, sizeof(f)) ||
+	    fake_sysfs_tmpdir(g, sizeof(g)))
 		SKIP("cannot create a temporary directory: %s", strerror(errno));
 	getrlimit(RLIMIT_MEMLOCK, &saved);
 	test_pt_machine(a);
@@ -554,10 +747,16 @@ int main(void)
 	test_no_budget(c);
 	setrlimit(RLIMIT_MEMLOCK, &saved);
 	test_empty(d);
+	test_arm_vm(e);
+	test_arm_board(f);
+	test_arm_cpuinfo(g);
 	test_this_machine();
 	fake_sysfs_remove(a);
 	fake_sysfs_remove(b);
 	fake_sysfs_remove(c);
 	fake_sysfs_remove(d);
+	fake_sysfs_remove(e);
+	fake_sysfs_remove(f);
+	fake_sysfs_remove(g);
 	return check_done();
 }
