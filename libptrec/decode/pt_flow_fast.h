@@ -33,9 +33,10 @@ static inline __attribute__((always_inline)) int32_t compressed_ret(struct ptrec
  * general walk: a conditional branch or compressed return with TNT bits queued, a direct
  * jump/call, or an indirect branch whose TIP is the look-ahead item, with the successor block
  * cached.  Either TNT bits are queued or the look-ahead item is a TIP, so no IP-bound event,
- * overflow or disable can bind in this block.  Fills the whole run and returns 1 (the caller
- * counts it in the stats), or returns 0 without changing anything when the general walk must
- * handle the step. */
+ * overflow or disable can bind in this block; or it is a TIP.PGD that a direct jump/call at
+ * the end of the block does not take (it binds to a later branch).  Fills the whole run and
+ * returns 1 (the caller counts it in the stats), or returns 0 without changing anything when
+ * the general walk must handle the step. */
 static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow *f,
                                                          struct ptrec_pt_flow_run *run)
 {
@@ -58,8 +59,17 @@ static inline __attribute__((always_inline)) int fast_step(struct ptrec_pt_flow 
 		f->no_progress = 0;
 		goto out;
 	}
-	if (b->end != BLK_BRANCH || (!f->tnt_n && !tip))
+	if (b->end != BLK_BRANCH)
 		return 0;
+	if (!f->tnt_n && !tip) {
+		/* A direct jump or call before the TIP.PGD read ahead, when the TIP.PGD is not
+		 * its own (another target, or none and no SKL014): the general walk takes it as
+		 * with a TIP read (a call to a PLT stub whose indirect jump leaves the traced
+		 * region). */
+		if (nx->kind != NX_PGD || (b->iclass != X86_IC_JMP && b->iclass != X86_IC_CALL) ||
+		    (nx->has_ip ? nx->ip == b->dest[1] : (f->errata & PT_ERRATUM_SKL014) != 0))
+			return 0;
+	}
 	switch (b->iclass) {
 	case X86_IC_JCC: /* with a TNT bit queued it was taken above */
 		return 0;

@@ -29,6 +29,14 @@ static int read_pkt(struct ptrec_pt_flow *f, struct ptrec_pt_packet *pkt)
 {
 	if (f->pos >= f->len)
 		return 0;
+	if (!f->buf[f->pos]) { /* a run of PADs as one packet (real traces pad between packets:
+	                          a third of a trace's bytes may be PAD) */
+		size_t p = f->pos + 1, end = f->len - f->pos > 255 ? f->pos + 255 : f->len;
+		while (p < end && !f->buf[p])
+			p++;
+		*pkt = (struct ptrec_pt_packet){.type = PT_PKT_PAD, .size = (uint8_t)(p - f->pos)};
+		return (int)(p - f->pos);
+	}
 	int n = ptrec_pt_packet_decode(f->buf + f->pos, f->len - f->pos, &f->ctx, pkt);
 	if (n == -PTREC_ETRUNC)
 		return 0;

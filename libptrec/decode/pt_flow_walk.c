@@ -643,7 +643,8 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 			}
 			nx->kind = NX_NONE;
 			f->state = ST_ENABLED;
-			f->cur_blk = -1;
+			/* the block there when it is cached: the hot paths may go on from it */
+			f->cur_blk = blk_find(f, f->ip, f->mode);
 			if (sync) {
 				pt_flow_psb_reached(f, nx->psb_off);
 				pt_flow_stop_at_sync(f, nx->psb_off); /* after this ENABLE, if it is the stop */
@@ -676,7 +677,7 @@ static int step_other(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 
 int pt_flow_next_run_slow(struct ptrec_pt_flow *f, struct ptrec_pt_flow_run *run)
 {
-	memset(run, 0, sizeof(*run));
+	*run = (struct ptrec_pt_flow_run){0};
 	/* Bounded: each non-returning pass consumes trace bytes or changes state. */
 	for (;;) {
 		int r;
