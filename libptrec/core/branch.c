@@ -10,6 +10,7 @@ static const char *const kind_names[PTREC_BR_KIND_COUNT_] = {
 	[PTREC_BR_OVERFLOW] = "overflow", [PTREC_BR_GAP] = "gap",
 	[PTREC_BR_TSX_ABORT] = "tsx-abort", [PTREC_BR_EDGE] = "edge",
 	[PTREC_BR_INTERRUPT] = "interrupt", [PTREC_BR_MARKER] = "marker",
+	[PTREC_BR_EVENT] = "event",
 };
 
 const char *ptrec_branch_kind_name(unsigned kind)

@@ -24,6 +24,12 @@ enum ptrec_branch_kind {
 	PTREC_BR_INTERRUPT,      /* asynchronous event (signal, fault) interrupted at `from` */
 	PTREC_BR_MARKER,         /* a marker (ptrec_mark): `to` holds its value, `from` the site
 	                            if known (else 0) */
+	PTREC_BR_EVENT,          /* Intel PT event trace: the event a CFE packet gives (interrupt
+	                            with its vector, IRET, VM exit, ...), not a branch of its own:
+	                            `from` the IP it binds to (0: none given), `reason` its CFE type
+	                            << 8 | vector, `to` with PTREC_BRF_EVENT_DATA its EVD data (a
+	                            page fault's CR2, a VM exit's exit qualification), `reserved`
+	                            with PTREC_BRF_EVENT_REASON a VM exit's exit reason */
 	PTREC_BR_KIND_COUNT_     /* number of kinds; not a kind */
 };
 
@@ -32,6 +38,8 @@ enum ptrec_branch_kind {
 #define PTREC_BRF_HAS_TIME 0x02u /* timestamp is valid */
 #define PTREC_BRF_CYCLE    0x04u /* timestamp is cycle-accurate (CYC) */
 #define PTREC_BRF_COMPRESSED_RET 0x08u /* return resolved by a compressed-return TNT bit */
+#define PTREC_BRF_EVENT_DATA   0x10u /* EVENT: `to` holds its data (CR2, exit qualification) */
+#define PTREC_BRF_EVENT_REASON 0x20u /* EVENT: `reserved` holds a VM exit's exit reason */
 
 /* One branch event. */
 struct ptrec_branch {
@@ -40,8 +48,10 @@ struct ptrec_branch {
 	uint64_t timestamp; /* TSC-domain time when PTREC_BRF_HAS_TIME, else 0 */
 	uint8_t kind;       /* enum ptrec_branch_kind */
 	uint8_t flags;      /* PTREC_BRF_* */
-	uint16_t reason;    /* for GAP: a -PTREC_E* code (negated to fit), else 0 */
-	uint32_t reserved;  /* GAP: trace bytes skipped before decoding resumed (saturated; 0: none
+	uint16_t reason;    /* for GAP: a -PTREC_E* code (negated to fit); EVENT: CFE type << 8 |
+	                       vector; else 0 */
+	uint32_t reserved;  /* EVENT: see PTREC_BRF_EVENT_REASON; GAP: trace bytes skipped before
+	                       decoding resumed (saturated; 0: none
 	                       or not known), else zero */
 };
 

@@ -7,6 +7,8 @@
  * pt_flow.h gives the semantics. */
 #include "config.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,6 +299,47 @@ void ptrec_pt_flow_gap_resumed(struct ptrec_branch *gap, const struct ptrec_pt_f
 	gap->reserved = resync->aux_arg > UINT32_MAX ? UINT32_MAX : (uint32_t)resync->aux_arg;
 }
 
+int ptrec_pt_flow_event_branch(const struct ptrec_pt_flow_run *run, struct ptrec_branch *acc,
+                               struct ptrec_branch *out)
+{
+	if (run->aux == PT_FLOW_AUX_EVD) {
+		if (run->aux_arg == PT_EVD_VMXR) { /* the VMCS field is 32 bits */
+			acc->reserved = run->aux_payload > UINT32_MAX ? UINT32_MAX
+			                                              : (uint32_t)run->aux_payload;
+			acc->flags |= PTREC_BRF_EVENT_REASON;
+		} else { /* CR2, exit qualification */
+			acc->to = run->aux_payload;
+			acc->flags |= PTREC_BRF_EVENT_DATA;
+		}
+		return 0;
+	}
+	if (run->aux != PT_FLOW_AUX_CFE)
+		return 0;
+	*out = *acc;
+	out->kind = PTREC_BR_EVENT;
+	out->from = run->aux_ip;
+	out->reason = (uint16_t)((run->aux_payload & 0xff) << 8 | (run->aux_arg & 0xff));
+	memset(acc, 0, sizeof(*acc));
+	return 1;
+}
+
+const char *ptrec_pt_flow_event_text(const struct ptrec_branch *ev, char *buf, size_t len)
+{
+	unsigned type = ev->reason >> 8, vec = ev->reason & 0xff;
+	const char *name = ptrec_pt_cfe_name(type);
+	int n = name ? snprintf(buf, len, "%s", name) : snprintf(buf, len, "event type %u", type);
+	if (ptrec_pt_cfe_has_vector(type) && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, type == PT_CFE_VMEXIT_INTR ? ", interrupt %u"
+		                                                                 : " %u", vec);
+	int vmexit = type == PT_CFE_VMEXIT || type == PT_CFE_VMEXIT_INTR;
+	if ((ev->flags & PTREC_BRF_EVENT_REASON) && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", exit reason 0x%" PRIx32, ev->reserved);
+	if ((ev->flags & PTREC_BRF_EVENT_DATA) && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", %s 0x%" PRIx64,
+		         vmexit ? "exit qualification" : "cr2", ev->to);
+	return buf;
+}
+
 int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_img *image,
                         const struct ptrec_pt_flow_last_opts *opts, struct branch_ring *ring,
                         struct ptrec_pt_flow_stats *stats)
@@ -312,6 +355,7 @@ int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_im
 		return -PTREC_ENOMEM;
 	ptrec_branch_ring_clear(ring);
 	struct ptrec_pt_flow_run run;
+	struct ptrec_branch evd = {0}, event; /* event trace: the EVD data before a CFE */
 	int ret = 0;
 	for (unsigned long n = 1;; n++) {
 		int e = ptrec_pt_flow_next_run(f, &run); /* the same runs, times ordered the same way */
@@ -322,6 +366,8 @@ int ptrec_pt_flow_decode_last(const uint8_t *buf, size_t len, struct ptrec_pt_im
 		if (run.aux == PT_FLOW_AUX_RESYNC && ring->pushed) /* where the last GAP ended */
 			ptrec_pt_flow_gap_resumed(&ring->slot[(ring->next + ring->cap - 1) % ring->cap],
 			                          &run);
+		if (run.aux && ptrec_pt_flow_event_branch(&run, &evd, &event))
+			ptrec_branch_ring_push(ring, &event);
 		if (run.aux == PT_FLOW_AUX_PTW) { /* a PTWRITE: a marker where it was written */
 			struct ptrec_branch mark = {.from = run.ip, .to = run.aux_payload,
 			                            .kind = PTREC_BR_MARKER};

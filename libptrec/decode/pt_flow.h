@@ -407,11 +407,25 @@ struct ptrec_pt_flow_last_opts {
  * unless gap is a GAP not completed yet. */
 void ptrec_pt_flow_gap_resumed(struct ptrec_branch *gap, const struct ptrec_pt_flow_run *resync);
 
+/* Event trace items as branch events, for lists of events (rings, reports): feeds run, an item
+ * of the decode in order.  An EVD item's data goes into *acc (zeroed by the caller before the
+ * first call); at a CFE item *out becomes its PTREC_BR_EVENT (core/branch.h: the IP, type and
+ * vector, and the data of the EVD items fed since the last CFE), *acc is zeroed again, and it
+ * returns 1; else 0. */
+int ptrec_pt_flow_event_branch(const struct ptrec_pt_flow_run *run, struct ptrec_branch *acc,
+                               struct ptrec_branch *out);
+
+/* Describes a PTREC_BR_EVENT (without its IP) into buf: "interrupt 14, cr2 0xf00baa", "iret",
+ * "vmexit, interrupt 14, exit reason 0x30, exit qualification 0xf00", "sipi 206", ...; the
+ * type's number for a type the SDM does not name.  Returns buf. */
+const char *ptrec_pt_flow_event_text(const struct ptrec_branch *ev, char *buf, size_t len);
+
 /* Entry point for reports: decodes the whole PT buffer buf[0..len) against image and keeps the
  * last ring->cap branch events (oldest overwritten) in ring, which the caller set up with
  * ptrec_branch_ring_init (its old contents are cleared).  Every branch event kind goes in, GAP and
- * OVERFLOW included, and every PTWRITE as a PTREC_BR_MARKER event in its place (from = the IP
- * where the flow was, to = the payload); with opts->taken_only not-taken JCC events are left
+ * OVERFLOW included, every PTWRITE as a PTREC_BR_MARKER event in its place (from = the IP
+ * where the flow was, to = the payload), and every event-trace event as a PTREC_BR_EVENT
+ * (ptrec_pt_flow_event_branch); with opts->taken_only not-taken JCC events are left
  * out.  opts may be NULL.
  * stats (may be NULL) receives the counters.
  * Returns the number of GAP events (0 = the whole trace decoded cleanly), 

@@ -137,6 +137,7 @@ static int pass(struct ptrec_pt_flow *f, struct seg *s, struct segs *ss, size_t 
                 const struct ptrec_pt_flow_last_opts *opts)
 {
 	struct ptrec_pt_flow_run runs[TAIL_BATCH];
+	struct ptrec_branch evd = {0}, event; /* event trace: the EVD data before a CFE */
 	for (unsigned long k = 1;; k++) {
 		int n = ptrec_pt_flow_next_runs(f, runs, TAIL_BATCH);
 		if (n <= 0)
@@ -144,6 +145,9 @@ static int pass(struct ptrec_pt_flow *f, struct seg *s, struct segs *ss, size_t 
 		for (int i = 0; i < n; i++) {
 			if (runs[i].aux == PT_FLOW_AUX_RESYNC && s->n)
 				ptrec_pt_flow_gap_resumed(&s->ev[s->n - 1], &runs[i]);
+			if (runs[i].aux && ptrec_pt_flow_event_branch(&runs[i], &evd, &event) &&
+			    seg_push(s, &event))
+				return -PTREC_ENOMEM;
 			if (runs[i].ev.kind != PTREC_BR_NONE && seg_push(s, &runs[i].ev))
 				return -PTREC_ENOMEM;
 		}

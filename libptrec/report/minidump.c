@@ -643,6 +643,7 @@ static void branches(struct md_builder *b)
 			o->p[w + 24] = br[k].kind;
 			o->p[w + 25] = br[k].flags;
 			put16(o, w + 26, br[k].reason);
+			put32(o, w + 28, br[k].kind == PTREC_BR_EVENT ? br[k].reserved : 0);
 		}
 	}
 	if (!o->err)

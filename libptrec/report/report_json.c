@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "ptrec.h"
+#include "decode/pt_flow.h"
+#include "decode/pt_packet.h"
 #include "report/json_str.h"
 #include "report/report.h"
 
@@ -63,13 +65,31 @@ static void jbranch(struct ptrec_report *r, const struct ptrec_report_thread *t,
 	fputs(",\"from\":", out);
 	jloc(r, out, b->from, ptrec_branch_from_is_ret(t, b));
 	fputs(",\"to\":", out);
-	jloc(r, out, b->to, ptrec_branch_to_is_ret(t, b));
+	/* (an EVENT's `to` is data, said below: no place in the code) */
+	jloc(r, out, b->kind == PTREC_BR_EVENT ? 0 : b->to, ptrec_branch_to_is_ret(t, b));
 	if (b->kind == PTREC_BR_JCC)
 		fprintf(out, ",\"taken\":%s", b->flags & PTREC_BRF_TAKEN ? "true" : "false");
 	if (b->kind == PTREC_BR_MARKER) {
 		fprintf(out, ",\"value\":\"0x%" PRIx64 "\"", b->to);
 		if (ptrec_mark_is_watch(b->to))
 			fprintf(out, ",\"watch\":\"%s\"", b->to & 1 ? "end" : "begin");
+	}
+	if (b->kind == PTREC_BR_EVENT) { /* event trace: its CFE type, vector, EVD data */
+		unsigned type = b->reason >> 8;
+		const char *name = ptrec_pt_cfe_name(type);
+		fputs(",\"event\":", out);
+		if (name)
+			jstr(out, name);
+		else
+			fprintf(out, "%u", type);
+		if (ptrec_pt_cfe_has_vector(type))
+			fprintf(out, ",\"vector\":%u", b->reason & 0xffu);
+		if (b->flags & PTREC_BRF_EVENT_DATA)
+			fprintf(out, ",\"%s\":\"0x%" PRIx64 "\"",
+			        type == PT_CFE_VMEXIT || type == PT_CFE_VMEXIT_INTR ? "exit_qualification"
+			                                                           : "cr2", b->to);
+		if (b->flags & PTREC_BRF_EVENT_REASON)
+			fprintf(out, ",\"exit_reason\":%" PRIu32, b->reserved);
 	}
 	if (b->kind == PTREC_BR_GAP) {
 		fputs(",\"reason\":", out);

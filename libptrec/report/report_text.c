@@ -8,6 +8,7 @@
 
 #include "ptrec.h"
 #include "core/safe_str.h"
+#include "decode/pt_flow.h"
 #include "report/report.h"
 
 /* Thread names, comm and paths come from the crashed process (an attacker may choose them):
@@ -77,6 +78,11 @@ static void print_branch(struct ptrec_report *r, const struct ptrec_report_threa
 			        b->to);
 		else
 			fprintf(out, "%-9s value %#" PRIx64, kind, b->to);
+		if (b->from)
+			fprintf(out, " at %s", loc(r, b->from, 0, from, sizeof(from)));
+		break;
+	case PTREC_BR_EVENT: /* event trace: what the processor said happened (no branch) */
+		fprintf(out, "-- event: %s", ptrec_pt_flow_event_text(b, to, sizeof(to)));
 		if (b->from)
 			fprintf(out, " at %s", loc(r, b->from, 0, from, sizeof(from)));
 		break;

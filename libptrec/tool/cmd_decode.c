@@ -43,6 +43,12 @@ static void usage(FILE *out)
  * is most of the time of a whole-trace `ptrec decode`). */
 static void print_event(FILE *out, const struct ptrec_branch *ev, const struct ptrec_pt_flow_run *run)
 {
+	if (ev->kind == PTREC_BR_EVENT) { /* event trace: "event     IP TEXT" */
+		char text[160];
+		fprintf(out, "event     %016" PRIx64 " %s\n", ev->from,
+		        ptrec_pt_flow_event_text(ev, text, sizeof(text)));
+		return;
+	}
 	char line[160], *p = line_pad(line, ptrec_branch_kind_name(ev->kind), 9);
 	*p++ = ' ';
 	p = line_str(line_hex16(p, ev->from), " -> ");
@@ -85,6 +91,14 @@ static void print_insn_event(FILE *out, const struct ptrec_branch *ev,
 	}
 	if (run->aux == PT_FLOW_AUX_END) { /* the instructions after the last packet are unknown */
 		fputs("[end of trace]\n", out);
+		return;
+	}
+	if (run->aux == PT_FLOW_AUX_EVD || run->aux == PT_FLOW_AUX_CFE) { /* event trace */
+		static struct ptrec_branch evd; /* the EVD data before the CFE (one decode a run) */
+		struct ptrec_branch event;
+		char text[160];
+		if (ptrec_pt_flow_event_branch(run, &evd, &event))
+			fprintf(out, "[%s]\n", ptrec_pt_flow_event_text(&event, text, sizeof(text)));
 		return;
 	}
 	switch (ev->kind) {
@@ -356,9 +370,12 @@ int cmd_decode(int argc, char **argv)
 		}
 	} else {
 		struct ptrec_pt_flow_run run;
+		struct ptrec_branch evd = {0}, event; /* event trace: the EVD data before a CFE */
 		while ((e = ptrec_pt_flow_next_run(f, &run)) > 0) {
 			if (run.ev.kind != PTREC_BR_NONE)
 				print_event(out, &run.ev, &run);
+			else if (run.aux && ptrec_pt_flow_event_branch(&run, &evd, &event))
+				print_event(out, &event, NULL);
 			else if (run.aux == PT_FLOW_AUX_PTW)
 				fprintf(out, "ptwrite   0x%" PRIx64 "\n", run.aux_payload);
 			else if (run.aux == PT_FLOW_AUX_RESYNC) /* where the last gap ended */

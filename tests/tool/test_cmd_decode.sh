@@ -55,6 +55,28 @@ run last 0 --raw "$tmp/code.bin:0x1000" --last 2 "$tmp/loop.pt"
 tail -n 2 "$tmp/branches.want" >"$tmp/last.want"
 same last
 
+# Event trace: a page fault at 0x1002 (EVD CR2 0x40, CFE INTR vector 14, then its FUP 0x1002
+# and TIP.PGD: "Page faults additionally include the page fault address", SDM Event Trace):
+# the event on its own line, where it happened, before the disable (doc/ptrec-decode.md).
+bytes $PSB 99 01 dd 00 10 00 00 00 00 00 00 02 23 02 53 00 40 00 00 00 00 00 00 00 \
+	02 13 01 0e 3d 02 10 01 >"$tmp/event.pt"
+run event 0 --raw "$tmp/code.bin:0x1000" --insn "$tmp/event.pt"
+cat >"$tmp/event.want" <<'END'
+0000000000001000
+[interrupt 14, cr2 0x40]
+[disabled]
+END
+same event
+run eventbr 0 --raw "$tmp/code.bin:0x1000" "$tmp/event.pt"
+cat >"$tmp/eventbr.want" <<'END'
+event     0000000000001002 interrupt 14, cr2 0x40
+disable   0000000000001002 -> 0000000000000000
+END
+same eventbr
+run eventlast 0 --raw "$tmp/code.bin:0x1000" --last 2 "$tmp/event.pt"
+cp "$tmp/eventbr.want" "$tmp/eventlast.want"
+same eventlast
+
 # FROM-TO notation: the same code inside a larger file at offset 4.
 { bytes 90 90 90 90; cat "$tmp/code.bin"; bytes 90 90; } >"$tmp/code2.bin"
 run fromto 0 --raw "$tmp/code2.bin:4-15:0x1000" --insn "$tmp/loop.pt"

@@ -2513,6 +2513,54 @@ static void test_event_trace(void)
 	events_event_trace = 1;
 	CHECK_STR(events(&t, 0), "[exec 1@7000] [if 0@7000] [cfe 2/0@7001]");
 	events_event_trace = 0;
+	/* Lists of events (reports: ptrec_pt_flow_decode_last and the tail-first decode) keep
+	 * each event as a PTREC_BR_EVENT where it happened: a VM exit due to interrupt 14 with
+	 * its exit reason and qualification, at 0x4001, before the INTERRUPT; the VM entry after
+	 * the VMRESUME. */
+	start(&t, 0x4000);
+	evd(&t, 1, 0xf00);
+	evd(&t, 2, 0x30);
+	cfe(&t, 9, 14, 0);
+	fup(&t, 0x4001);
+	tip(&t, 0xd010);
+	cfe(&t, 7, 0, 1);
+	fup(&t, 0xd010);
+	tip(&t, 0x4001);
+	fup(&t, 0x4002);
+	pgd(&t, 0);
+	for (int tail = 0; tail < 2; tail++) {
+		struct ptrec_branch slots[8];
+		struct branch_ring ring;
+		struct ptrec_pt_tail_info ti;
+		CHECK(ptrec_branch_ring_init(&ring, slots, 8) == 0);
+		CHECK((tail ? ptrec_pt_flow_decode_tail(t.b, t.n, image, NULL, &ring, &ti)
+		            : ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL)) == 0);
+		CHECK_EQ_U64(ptrec_branch_ring_count(&ring), 5);
+		const struct ptrec_branch *e = ptrec_branch_ring_get(&ring, 0);
+		CHECK_EQ_U64(e->kind, PTREC_BR_EVENT);
+		CHECK_EQ_U64(e->from, 0x4001);
+		CHECK_EQ_U64(e->reason, 9u << 8 | 14);
+		CHECK_EQ_U64(e->to, 0xf00);
+		CHECK_EQ_U64(e->reserved, 0x30);
+		CHECK_EQ_U64(e->flags, PTREC_BRF_EVENT_DATA | PTREC_BRF_EVENT_REASON);
+		char text[128];
+		CHECK_STR(ptrec_pt_flow_event_text(e, text, sizeof(text)),
+		          "vmexit, interrupt 14, exit reason 0x30, exit qualification 0xf00");
+		CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 1)->kind, PTREC_BR_INTERRUPT);
+		CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 2)->kind, PTREC_BR_FAR);
+		e = ptrec_branch_ring_get(&ring, 3);
+		CHECK_EQ_U64(e->kind, PTREC_BR_EVENT);
+		CHECK_EQ_U64(e->from, 0xd010);
+		CHECK_STR(ptrec_pt_flow_event_text(e, text, sizeof(text)), "vmentry");
+		CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 4)->kind, PTREC_BR_DISABLE);
+	}
+	/* A page fault with its address; a type the SDM does not name. */
+	char text[128];
+	struct ptrec_branch pf = {.kind = PTREC_BR_EVENT, .reason = 1u << 8 | 14, .to = 0xf00baa,
+	                          .flags = PTREC_BRF_EVENT_DATA};
+	CHECK_STR(ptrec_pt_flow_event_text(&pf, text, sizeof(text)), "interrupt 14, cr2 0xf00baa");
+	pf = (struct ptrec_branch){.kind = PTREC_BR_EVENT, .reason = 11u << 8};
+	CHECK_STR(ptrec_pt_flow_event_text(&pf, text, sizeof(text)), "event type 11");
 }
 
 static void test_errata_and_edges(void)

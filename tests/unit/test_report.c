@@ -646,6 +646,36 @@ static void test_signal_origin(void)
 	}
 }
 
+/* Writes the dump of a process that crashed at 0x10006 (SIGSEGV) with code at 0x10000 and one
+ * intel_pt thread whose trace is trace. */
+static void write_pt_dump(const char *path, const uint8_t *code, size_t ncode,
+                          const struct tbuf *trace)
+{
+	struct tbuf b = {0};
+	tw_header(&b);
+	tw_process(&b, 50, 51, PTREC_EVENT_CRASH, 11, 1, 0, PTREC_BACKEND_INTEL_PT, 1, "jit", "/jit",
+	           "");
+	tw_regs(&b, 51, 0x10006, 0x7000, 0);
+	tw_memory(&b, 0x10000, PTREC_MEM_CODE, 0, code, ncode);
+	tw_thread(&b, 51, PTREC_BACKEND_INTEL_PT, PTREC_THREAD_CRASHED, "jit", 4096, trace->n,
+	          trace->p, trace->n);
+	tw_end(&b);
+	write_file(path, b.p, b.n);
+	free(b.p);
+}
+
+/* The trace of test_pt up to the fault: PSB+ (TSC 0x1000), TIP.PGE 0x10000, the call, TNT
+ * for the ret. */
+static void pt_start(struct tbuf *trace)
+{
+	for (int i = 0; i < 8; i++)
+		tb_put(trace, "\x02\x82", 2);                              /* PSB */
+	tb_put(trace, "\x19\x00\x10\x00\x00\x00\x00\x00", 8);          /* TSC 0x1000 */
+	tb_put(trace, "\x02\x23", 2);                                  /* PSBEND */
+	tb_put(trace, "\x71\x00\x00\x01\x00\x00\x00", 7);              /* TIP.PGE 0x10000 */
+	tb_put(trace, "\x06", 1);                                      /* TNT: 1 (the ret) */
+}
+
 static void test_pt(void)
 {
 	static const uint8_t code[0x30] = {
@@ -656,30 +686,17 @@ static void test_pt(void)
 		[0x10] = 0xc3,                         /* ret */
 		[0x20] = 0xc3,                         /* the handler: ret */
 	};
-	struct tbuf b = {0}, trace = {0};
+	struct tbuf trace = {0};
 	char path[4300], *o;
 	int st;
 
-	for (int i = 0; i < 8; i++)
-		tb_put(&trace, "\x02\x82", 2);                              /* PSB */
-	tb_put(&trace, "\x19\x00\x10\x00\x00\x00\x00\x00", 8);          /* TSC 0x1000 */
-	tb_put(&trace, "\x02\x23", 2);                                  /* PSBEND */
-	tb_put(&trace, "\x71\x00\x00\x01\x00\x00\x00", 7);              /* TIP.PGE 0x10000 */
-	tb_put(&trace, "\x06", 1);                                      /* TNT: 1 (the ret) */
+	pt_start(&trace);
 	tb_put(&trace, "\x7d\x06\x00\x01\x00\x00\x00", 7);              /* FUP 0x10006 */
 	tb_put(&trace, "\x01", 1);                                      /* TIP.PGD */
 	tb_put(&trace, "\x71\x20\x00\x01\x00\x00\x00", 7);              /* TIP.PGE 0x10020 */
 
-	tw_header(&b);
-	tw_process(&b, 50, 51, PTREC_EVENT_CRASH, 11, 1, 0, PTREC_BACKEND_INTEL_PT, 1, "jit", "/jit",
-	           "");
-	tw_regs(&b, 51, 0x10006, 0x7000, 0);
-	tw_memory(&b, 0x10000, PTREC_MEM_CODE, 0, code, sizeof(code));
-	tw_thread(&b, 51, PTREC_BACKEND_INTEL_PT, PTREC_THREAD_CRASHED, "jit", 4096, trace.n,
-	          trace.p, trace.n);
-	tw_end(&b);
 	snprintf(path, sizeof(path), "%s/pt.ptrec", dir);
-	write_file(path, b.p, b.n);
+	write_pt_dump(path, code, sizeof(code), &trace);
 	o = report(&st, path, "");
 	CHECK_EQ_U64(st, 0);
 	{
@@ -706,7 +723,35 @@ static void test_pt(void)
 	o = report(&st, path, "--format trace");
 	CHECK(json_valid(o) && strstr(o, "\"ph\":\"B\""));
 	free(o);
-	free(b.p);
+	free(trace.p);
+
+	/* The same crash traced with Intel PT event trace: the page fault is an event of its own,
+	 * "Faults, exceptions including the fault vector.  Page faults additionally include the
+	 * page fault address" (SDM, Event Trace): EVD (type 0, CR2) and CFE (INTR, vector 14)
+	 * before the FUP + TIP.PGD of the fault; the report says it before the disable. */
+	trace = (struct tbuf){0};
+	pt_start(&trace);
+	tb_put(&trace, "\x02\x53\x00\x40\x00\x00\x00\x00\x00\x00\x00", 11); /* EVD CR2 0x40 */
+	tb_put(&trace, "\x02\x13\x01\x0e", 4);                          /* CFE INTR 14 */
+	tb_put(&trace, "\x7d\x06\x00\x01\x00\x00\x00", 7);              /* FUP 0x10006 */
+	tb_put(&trace, "\x01", 1);                                      /* TIP.PGD */
+	snprintf(path, sizeof(path), "%s/pt_event.ptrec", dir);
+	write_pt_dump(path, code, sizeof(code), &trace);
+	o = report(&st, path, "");
+	CHECK_EQ_U64(st, 0);
+	{
+		const char *order[] = {"== Thread 51 (jit) [crashed]", "last 5 of ",
+		                       "#0 ", "disable", "0x10006",
+		                       "#1 ", "-- event: interrupt 14, cr2 0x40 at 0x10006",
+		                       "#2 ", "ret", NULL};
+		CHECK(in_order(o, order));
+	}
+	free(o);
+	o = report(&st, path, "--format json");
+	CHECK(json_valid(o) && strstr(o, "{\"kind\":\"event\",\"from\":{\"addr\":\"0x10006\"") &&
+	      strstr(o, "\"to\":{\"addr\":\"0x0\"},\"event\":\"interrupt\",\"vector\":14,"
+	                "\"cr2\":\"0x40\""));
+	free(o);
 	free(trace.p);
 }
 
