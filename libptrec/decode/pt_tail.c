@@ -148,6 +148,13 @@ static int pass(struct ptrec_pt_flow *f, struct seg *s, struct segs *ss, size_t 
 			if (runs[i].aux && ptrec_pt_flow_event_branch(&runs[i], &evd, &event) &&
 			    seg_push(s, &event))
 				return -PTREC_ENOMEM;
+			if (runs[i].aux == PT_FLOW_AUX_PTW) { /* a marker where it was written, as
+			                                         ptrec_pt_flow_decode_last keeps it */
+				struct ptrec_branch mark = {.from = runs[i].ip, .to = runs[i].aux_payload,
+				                            .kind = PTREC_BR_MARKER};
+				if (seg_push(s, &mark))
+					return -PTREC_ENOMEM;
+			}
 			if (runs[i].ev.kind != PTREC_BR_NONE && seg_push(s, &runs[i].ev))
 				return -PTREC_ENOMEM;
 		}

@@ -842,6 +842,29 @@ static void test_timing(void)
 	}
 }
 
+/* The tail-first decode (what crash reports use) keeps "the last ring->cap branch events ...
+ * as ptrec_pt_flow_decode_last would keep them (same options, same events in the same order)"
+ * (pt_tail.h): a PTWRITE too, as a MARKER where it was written (ptrec_mark on intel_pt; a
+ * watch's report finds its span by these markers). */
+static void test_tail_ptw_marker(void)
+{
+	struct tb t;
+	start(&t, 0x9000);
+	ptw4(&t, 0x55, 0);
+	pgd(&t, 0);
+	for (int tail = 0; tail < 2; tail++) {
+		struct ptrec_branch slots[4];
+		struct branch_ring ring;
+		CHECK(ptrec_branch_ring_init(&ring, slots, 4) == 0);
+		CHECK((tail ? ptrec_pt_flow_decode_tail(t.b, t.n, image, NULL, &ring, NULL)
+		            : ptrec_pt_flow_decode_last(t.b, t.n, image, NULL, &ring, NULL)) == 0);
+		CHECK_EQ_U64(ptrec_branch_ring_count(&ring), 2);
+		CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 0)->kind, PTREC_BR_MARKER);
+		CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 0)->to, 0x55);
+		CHECK_EQ_U64(ptrec_branch_ring_get(&ring, 1)->kind, PTREC_BR_DISABLE);
+	}
+}
+
 static void test_last_n(void)
 {
 	struct tb t;
@@ -2883,6 +2906,7 @@ int main(void)
 	test_mov_cr3();
 	test_timing();
 	test_last_n();
+	test_tail_ptw_marker();
 	test_cpu();
 	test_fuzz_smoke();
 	test_count_chains();
