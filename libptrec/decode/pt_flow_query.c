@@ -23,28 +23,37 @@ static void set_err(struct ptrec_pt_flow *f, uint64_t off, int err, const char *
 	f->nx.off = off;
 }
 
-/* Reads one packet at pos.  Returns its size, 0 at the end of the trace (a partial packet at the
- * very end counts as the end), or a negative error. */
+/* Reads one packet at pos, after passing over the PADs there (pos moves past them: a PAD says
+ * nothing, and real traces pad between packets, a third of a trace's bytes may be PAD; the
+ * packet's offset is pos afterwards).  Returns its size, 0 at the end of the trace (a partial
+ * packet at the very end counts as the end), or a negative error.  Never returns a PAD. */
 static int read_pkt(struct ptrec_pt_flow *f, struct ptrec_pt_packet *pkt)
 {
-	if (f->pos >= f->len)
-		return 0;
-	if (!f->buf[f->pos]) { /* a run of PADs as one packet (real traces pad between packets:
-	                          a third of a trace's bytes may be PAD) */
-		size_t p = f->pos + 1, end = f->len - f->pos > 255 ? f->pos + 255 : f->len;
-		while (p < end && !f->buf[p])
-			p++;
-		*pkt = (struct ptrec_pt_packet){.type = PT_PKT_PAD, .size = (uint8_t)(p - f->pos)};
-		return (int)(p - f->pos);
+	size_t p = f->pos;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (f->len - p >= 8) { /* eight at a time: the first non-zero byte ends the run */
+		uint64_t w;
+		memcpy(&w, f->buf + p, 8);
+		if (w) {
+			p += (unsigned)__builtin_ctzll(w) / 8;
+			break;
+		}
+		p += 8;
 	}
-	int n = ptrec_pt_packet_decode(f->buf + f->pos, f->len - f->pos, &f->ctx, pkt);
+#endif
+	while (p < f->len && !f->buf[p])
+		p++;
+	f->pos = p;
+	if (p >= f->len)
+		return 0;
+	int n = ptrec_pt_packet_decode(f->buf + p, f->len - p, &f->ctx, pkt);
 	if (n == -PTREC_ETRUNC)
 		return 0;
 	if (n <= 0)
 		return n < 0 ? n : -PTREC_EFORMAT;
 	/* SKD007: an OVF may replace the bytes after the first of a multi-byte CYC. */
 	if (pkt->type == PT_PKT_CYC && n >= 2 && (f->errata & PT_ERRATUM_SKD007) &&
-	    f->pos + 2 < f->len && f->buf[f->pos + 1] == 0x02 && f->buf[f->pos + 2] == 0xf3)
+	    p + 2 < f->len && f->buf[p + 1] == 0x02 && f->buf[p + 2] == 0xf3)
 		return 1;
 	return n;
 }
@@ -673,8 +682,8 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 	if (f->nx.kind == NX_NONE)
 		memset(&f->nx, 0, sizeof(f->nx));
 	while (f->nx.kind == NX_NONE) {
-		uint64_t off = f->pos;
 		int n = read_pkt(f, &pkt);
+		uint64_t off = f->pos;
 		if (n == 0) {
 			f->nx.kind = NX_END;
 			f->nx.cut = off < f->len;
@@ -772,8 +781,8 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->tsx_abort = 0;
 			nx_time(f);
 			for (;;) {
-				uint64_t off2 = f->pos;
 				n = read_pkt(f, &pkt);
+				uint64_t off2 = f->pos;
 				if (n == 0) {
 					f->nx.kind = NX_FUP_END;
 					return;
@@ -865,7 +874,6 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 				return; /* what follows OVF comes after the overflow */
 			/* What follows says where execution resumes. */
 			for (;;) {
-				uint64_t off2 = f->pos;
 				n = read_pkt(f, &pkt);
 				if (n <= 0)
 					return; /* end or error: reported when read again */
@@ -893,7 +901,6 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 				}
 				if (pkt.type == PT_PKT_PTW || !status_pkt(f, &pkt, 0))
 					return; /* TIP.PGE, PSB, ...: handled in the following state */
-				(void)off2;
 				f->pos += (size_t)n;
 				if (f->nx.kind == NX_ERR)
 					return;

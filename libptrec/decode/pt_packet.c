@@ -20,6 +20,8 @@
 
 /* PSB: the 2-byte pattern 02 82 repeated 8 times. */
 #define PSB_SIZE 16
+static const uint8_t psb_bytes[PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+                                            0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
 
 /* Largest CYC packet: 1 header byte (5 bits) + 9 extension bytes (7 bits each) = 68 bits,
  * enough for any 64-bit cycle count.  A 10th byte asking for more, or one whose bits would not
@@ -129,9 +131,15 @@ static int decode_ext(const uint8_t *buf, size_t len, enum ptrec_pt_packet_ctx *
 	b1 = buf[1];
 	switch (b1) {
 	case 0x82: /* PSB: 02 82 x 8 */
-		for (size_t i = 2; i < PSB_SIZE && i < len; i++)
-			if (buf[i] != ((i & 1) ? 0x82 : 0x02))
+		if (len >= PSB_SIZE) { /* (one compare of constant size: real traces have a PSB+
+		                          every few hundred bytes) */
+			if (memcmp(buf, psb_bytes, PSB_SIZE))
 				return -PTREC_EFORMAT;
+		} else {
+			for (size_t i = 2; i < len; i++)
+				if (buf[i] != ((i & 1) ? 0x82 : 0x02))
+					return -PTREC_EFORMAT;
+		}
 		NEED(PSB_SIZE);
 		FIXED(PT_PKT_PSB, PSB_SIZE);
 		if (ctx)
@@ -524,13 +532,11 @@ int ptrec_pt_packet_format(const struct ptrec_pt_packet *pkt, char *buf, size_t 
 
 long ptrec_pt_packet_find_psb(const uint8_t *buf, size_t len, size_t from)
 {
-	static const uint8_t psb[PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	                                      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
 	/* memmem skips by the whole pattern; a search for its first byte stops at every 0x02,
 	 * the first byte of every long TNT (7x slower on a 16 MB trace). */
 	if (len < PSB_SIZE || from > len - PSB_SIZE)
 		return -PTREC_ENOSYNC;
-	const uint8_t *p = memmem(buf + from, len - from, psb, PSB_SIZE);
+	const uint8_t *p = memmem(buf + from, len - from, psb_bytes, PSB_SIZE);
 	return p ? (long)(p - buf) : -PTREC_ENOSYNC;
 }
 
