@@ -87,7 +87,8 @@
  *   VM exit, ...); one that a TIP or TIP.PGD of a branch follows (IRET, UIRET, VMRESUME; with
  *   IP=1 its FUP gives that instruction's IP and is no event of its own) comes right after
  *   that branch, before the PIP/VMCS bound to it and before a DISABLE; while tracing is off
- *   it comes at once (before the ENABLE of a TIP.PGE: RSM, SIPI, VM entry).  An EVD that its
+ *   it comes at once (before the ENABLE of a TIP.PGE: RSM, SIPI, VM entry); one whose FUP
+ *   pair or branch an OVF lost, before the OVERFLOW.  An EVD that its
  *   CFE does not take (CR2 is a page fault's, the exit qualification and reason a VM exit's,
  *   each once) is an error "unexpected packet context" where it is read (GAP from 0: no
  *   instruction is at fault); decoding resumes at the next PSB.  Unknown CFE/EVD types are

@@ -868,6 +868,10 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.has_ip = 0;
 			f->nx.ip = 0;
 			release_held_lost_fup(f);
+			/* event trace: an event whose FUP pair or branch the overflow lost did
+			 * happen, before it; where, only its own FUP says (IP=1) */
+			pt_flow_release_cfe(f, 0);
+			f->evd_pending = 0;
 			nx_time(f);
 			ptrec_pt_time_update(&f->time, &pkt);
 			if (!ovf_fup_follows(f))

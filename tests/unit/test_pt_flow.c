@@ -2513,6 +2513,16 @@ static void test_event_trace(void)
 	tip(&t, 0x4100);
 	CHECK_STR(events(&t, 0), "[gap]");
 	CHECK(first_gap_offset(&t) == at);
+	/* "An overflow ... packets are lost": a CFE whose FUP pair or branch an OVF lost happened
+	 * before the overflow (the OVF comes after it in the packets); it is said there, not at
+	 * the first branch after the overflow. */
+	start(&t, 0x4000);
+	evd(&t, 0, 0xf00);
+	cfe(&t, 1, 14, 0);
+	ovf(&t);
+	fup(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[evd 0:f00] [cfe 1/14@0] [overflow] 4100 4101 [disabled]");
 	/* A CFE type the SDM does not define is ignored, with the FUP its IP bit announces. */
 	start(&t, 0x4000);
 	cfe(&t, 31, 0, 1);
