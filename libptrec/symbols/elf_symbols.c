@@ -316,8 +316,11 @@ static int collect_relocs(const struct ptrec_elf *elf, struct got_name **out, si
 			uint64_t si;
 			const char *name;
 			memcpy(&rel, elf->data + r->offset + k * sizeof(rel), sizeof(rel));
-			if (ELF64_R_TYPE(rel.r_info) != R_X86_64_JUMP_SLOT &&
-			    ELF64_R_TYPE(rel.r_info) != R_X86_64_GLOB_DAT)
+			if (elf->machine == EM_AARCH64
+			    ? ELF64_R_TYPE(rel.r_info) != R_AARCH64_JUMP_SLOT &&
+			      ELF64_R_TYPE(rel.r_info) != R_AARCH64_GLOB_DAT
+			    : ELF64_R_TYPE(rel.r_info) != R_X86_64_JUMP_SLOT &&
+			      ELF64_R_TYPE(rel.r_info) != R_X86_64_GLOB_DAT)
 				continue;
 			si = ELF64_R_SYM(rel.r_info);
 			if (!si || si >= dsym->size / sizeof(Elf64_Sym))
@@ -342,8 +345,83 @@ static int collect_relocs(const struct ptrec_elf *elf, struct got_name **out, si
 	return 0;
 }
 
+/* Adds the symbol name@plt for the PLT entry at addr of size bytes, if its GOT slot got has a
+ * relocation naming a function. */
+static int add_plt_sym(struct ptrec_elf *elf, size_t *cap, const struct got_name *gots,
+                       size_t ngots, const struct ptrec_elf_section *s, uint64_t addr,
+                       uint64_t size, uint64_t got)
+{
+	struct got_name key = {got, NULL}, *hit = bsearch(&key, gots, ngots, sizeof(key), got_cmp);
+	struct ptrec_elf_sym sym = {addr, size, NULL, STT_FUNC, STB_GLOBAL, 1,
+	                            (uint16_t)(s - elf->sections)};
+	char *name, **ow;
+
+	if (!hit)
+		return 0;
+	if (asprintf(&name, "%s@plt", hit->name) < 0)
+		return -PTREC_ENOMEM;
+	ow = realloc(elf->owned, (elf->nowned + 1) * sizeof(*ow));
+	if (!ow) {
+		free(name);
+		return -PTREC_ENOMEM;
+	}
+	elf->owned = ow;
+	ow[elf->nowned++] = name;
+	sym.name = name;
+	return add_sym(elf, cap, &sym);
+}
+
+static uint32_t word_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* aarch64 (GNU ld, lld): each entry of .plt loads its GOT slot with
+ *   adrp x16, PAGE(slot); ldr x17, [x16, #PAGEOFF(slot)]; add x16, x16, #PAGEOFF; br x17
+ * (16 bytes; 24 with BTI, which puts `bti c` first, or with PAC's autia1716 before the br).
+ * PLT0 (stp x16, x30, [sp, #-16]!; adrp ... GOT[2]) loads a slot without a relocation, so
+ * only the entries get names.  An entry runs from its `bti c` or adrp to the next one. */
+static int add_plt_syms_a64(struct ptrec_elf *elf, size_t *cap, const struct got_name *gots,
+                            size_t ngots)
+{
+	const struct ptrec_elf_section *s = ptrec_elf_find_section(elf, ".plt");
+	uint64_t start = 0, got = 0, step = 16;
+	int have = 0, rc;
+
+	if (!s || !s->valid || s->type != SHT_PROGBITS || s->size < 8)
+		return 0;
+	for (uint64_t off = 0; off + 8 <= s->size; off += 4) {
+		const uint8_t *b = elf->data + s->offset + off;
+		uint32_t adrp = word_at(b), ldr = word_at(b + 4);
+		uint64_t pc = s->addr + off, page, slot;
+
+		/* ADRP x16 (op 1, Rd 16); LDR x17, [x16, #imm12*8] (64-bit, unsigned offset) */
+		if ((adrp & 0x9f00001fu) != 0x90000010u || (ldr & 0xffc003ffu) != 0xf9400211u)
+			continue;
+		/* immhi:immlo (21 bits, signed) pages: put at bits 31:11, sign-extended, times 2 */
+		page = (uint64_t)(int64_t)(int32_t)(((adrp >> 5) & 0x7ffffu) << 13 |
+		                                    ((adrp >> 29) & 3u) << 11) << 1;
+		slot = (pc & ~(uint64_t)0xfff) + page + (uint64_t)((ldr >> 10) & 0xfffu) * 8;
+		if (off >= 4 && word_at(b - 4) == 0xd503245fu) /* bti c */
+			pc -= 4;
+		if (have && (rc = add_plt_sym(elf, cap, gots, ngots, s, start, step = pc - start,
+		                              got)))
+			return rc;
+		start = pc;
+		got = slot;
+		have = 1;
+		off += 4;
+	}
+	if (have)
+		return add_plt_sym(elf, cap, gots, ngots, s, start,
+		                   s->addr + s->size - start < step ? s->addr + s->size - start : step,
+		                   got);
+	return 0;
+}
+
 /* Adds name@plt symbols for the entries of .plt, .plt.sec and .plt.got: each entry's
- * `jmp *disp32(%rip)` names the GOT slot, whose relocation names the function. */
+ * `jmp *disp32(%rip)` names the GOT slot, whose relocation names the function (aarch64:
+ * add_plt_syms_a64). */
 static int add_plt_syms(struct ptrec_elf *elf, size_t *cap)
 {
 	static const char *const plts[] = {".plt", ".plt.sec", ".plt.got"};
@@ -353,6 +431,10 @@ static int add_plt_syms(struct ptrec_elf *elf, size_t *cap)
 
 	if ((rc = collect_relocs(elf, &gots, &ngots)) || !ngots)
 		goto out;
+	if (elf->machine == EM_AARCH64) {
+		rc = add_plt_syms_a64(elf, cap, gots, ngots);
+		goto out;
+	}
 	for (size_t p = 0; p < sizeof(plts) / sizeof(plts[0]); p++) {
 		const struct ptrec_elf_section *s = ptrec_elf_find_section(elf, plts[p]);
 		uint64_t step;
@@ -363,34 +445,12 @@ static int add_plt_syms(struct ptrec_elf *elf, size_t *cap)
 			const uint8_t *b = elf->data + s->offset + e;
 			for (uint64_t k = 0; k + 6 <= step; k++) {
 				int32_t disp;
-				uint64_t got;
-				struct got_name key, *hit;
 				if (b[k] != 0xff || b[k + 1] != 0x25)
 					continue;
 				memcpy(&disp, b + k + 2, 4);
-				got = s->addr + e + k + 6 + (uint64_t)(int64_t)disp;
-				key.got = got;
-				hit = bsearch(&key, gots, ngots, sizeof(key), got_cmp);
-				if (hit) {
-					struct ptrec_elf_sym sym = {s->addr + e, step, NULL, STT_FUNC,
-					                            STB_GLOBAL, 1, (uint16_t)(s - elf->sections)};
-					char *name, **ow;
-					if (asprintf(&name, "%s@plt", hit->name) < 0) {
-						rc = -PTREC_ENOMEM;
-						goto out;
-					}
-					ow = realloc(elf->owned, (elf->nowned + 1) * sizeof(*ow));
-					if (!ow) {
-						free(name);
-						rc = -PTREC_ENOMEM;
-						goto out;
-					}
-					elf->owned = ow;
-					ow[elf->nowned++] = name;
-					sym.name = name;
-					if ((rc = add_sym(elf, cap, &sym)))
-						goto out;
-				}
+				if ((rc = add_plt_sym(elf, cap, gots, ngots, s, s->addr + e, step,
+				                      s->addr + e + k + 6 + (uint64_t)(int64_t)disp)))
+					goto out;
 				break;
 			}
 		}

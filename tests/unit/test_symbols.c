@@ -1,7 +1,8 @@
 /* test_symbols.c — the ELF and DWARF readers against binutils as oracles: function symbols
  * against `nm`, name@plt entries against `objdump -d`, file:line of thousands of addresses
  * against `addr2line`, on programs this test builds with $CC: -O0 and -O2, DWARF 4 and 5, PIE
- * and non-PIE, a shared library, a stripped binary with a separate debug file (found through
+ * and non-PIE, a shared library, aarch64 programs cross-built where aarch64-linux-gnu-gcc is
+ * (their PLT entries, plain and with BTI and PAC, read by this build whatever its machine), a stripped binary with a separate debug file (found through
  * .gnu_debuglink and through a --debug-dir build-id tree), and a binary whose symbol table is
  * stripped but whose DWARF is kept (function names from .debug_info). */
 #include "config.h"
@@ -189,19 +190,15 @@ static void check_symbols(const char *label, const struct ptrec_elf *elf, const 
 	CHECK_EQ_U64(bad, 0);
 }
 
-/* Every <name@plt> entry objdump shows is found. */
-static void check_plt(const char *label, const struct ptrec_elf *elf, const char *bin)
+/* Every <name@plt> entry the objdump for bin's machine (od) shows is found, at its start. */
+static void check_plt(const char *label, const struct ptrec_elf *elf, const char *bin,
+                      const char *od)
 {
 	char cmd[8300], line[1024];
 	size_t n = 0, bad = 0;
 	FILE *p;
 
-#if !defined(__x86_64__)
-	/* the PLT reader knows x86-64 stubs (jmp *GOT(%rip)) only, not aarch64's adrp/ldr/br */
-	printf("%s: note: aarch64 PLT entries are not named yet; not checked\n", label);
-	return;
-#endif
-	snprintf(cmd, sizeof(cmd), "'%s' -d '%s' 2>/dev/null", objdump, bin);
+	snprintf(cmd, sizeof(cmd), "'%s' -d '%s' 2>/dev/null", od, bin);
 	p = popen(cmd, "r");
 	if (!p)
 		return;
@@ -304,7 +301,7 @@ static void check_binary(const char *label, const char *bin, int want_plt)
 	CHECK(elf.build_id_len == 20);
 	check_symbols(label, &elf, bin);
 	if (want_plt)
-		check_plt(label, &elf, bin);
+		check_plt(label, &elf, bin, objdump);
 	CHECK(ptrec_dwarf_load(&dw, &elf, &w) == 0);
 	CHECK(dw.has_lines && dw.nrows > 100);
 	check_lines(label, &dw, bin);
@@ -381,6 +378,47 @@ static void check_dwarf_names(const char *label, const char *nosym, const char *
 	ptrec_dwarf_free(&dw);
 	ptrec_elf_close(&elf);
 	ptrec_warnings_free(&w);
+}
+
+/* aarch64 PLT entries (16 bytes after a 32-byte PLT0; 24 with -z force-bti, `bti c` first;
+ * PAC's autia1716 with -z pac-plt) named by this build's reader, whatever machine it runs on,
+ * against aarch64 objdump's <name@plt> labels.  Cross-built where the cross GCC is (the
+ * aarch64 build's own $CC, or aarch64-linux-gnu-gcc beside an x86-64 build). */
+static void check_a64_plt(void)
+{
+	static const char *const ways[][2] = {
+		{"aarch64 PIE", "-fPIE -pie"},
+		{"aarch64 non-PIE", "-fno-pie -no-pie"},
+		{"aarch64 BTI+PAC PLT", "-fPIE -pie -mbranch-protection=standard "
+		 "-Wl,-z,force-bti,-z,pac-plt"},
+	};
+	const char *a64cc = "aarch64-linux-gnu-gcc", *a64od = "aarch64-linux-gnu-objdump";
+	char bin[4300];
+
+#if defined(__aarch64__)
+	a64cc = cc;
+	a64od = objdump;
+#endif
+	if (run("command -v %s >/dev/null && command -v %s >/dev/null", a64cc, a64od)) {
+		printf("note: no %s or %s: the aarch64 PLT entries are not checked\n", a64cc, a64od);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		struct ptrec_elf elf;
+
+		snprintf(bin, sizeof(bin), "%s/a64plt%zu", dir, i);
+		if (run("%s -O1 %s -o '%s' '%s/prog.c'", a64cc, ways[i][1], bin, dir)) {
+			CHECK(!"cross-compile");
+			continue;
+		}
+		if (ptrec_elf_open_file(bin, &elf, NULL)) {
+			CHECK(!"open aarch64");
+			continue;
+		}
+		CHECK_EQ_U64(elf.machine, 183 /* EM_AARCH64 */);
+		check_plt(ways[i][0], &elf, bin, a64od);
+		ptrec_elf_close(&elf);
+	}
 }
 
 int main(void)
@@ -501,6 +539,7 @@ int main(void)
 		printf("objcopy cannot compress debug sections here; that check is skipped\n");
 	}
 
+	check_a64_plt();
 	if (!getenv("PTREC_KEEP_TMP"))
 		run("rm -rf '%s'", dir);
 	return check_done();
