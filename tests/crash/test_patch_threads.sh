@@ -6,6 +6,9 @@
 # unharmed; with a thread that keeps calling patchable functions, nothing is patched, the
 # instrumented backend is refused saying why, and the thread and the program run on unharmed.
 # A library dlopen'ed after ptrec_init has its entries patched as it loads.  (issue 27)
+. "$top_srcdir/tests/common/qemu_user.sh"
+skip_on_aarch64 "the entry patcher (ptrec_init writing calls into GCC's -fpatchable-function-entry" \
+	"NOPs) is x86-64 code; for aarch64 GCC, ptrec cflags gives -finstrument-functions"
 . "$top_srcdir/tests/crash/recipe_common.sh"
 command -v gcc >/dev/null 2>&1 || { echo "SKIP: gcc not found"; exit 77; }
 [ ! -e /sys/bus/event_source/devices/intel_pt ] && [ ! -e /sys/bus/event_source/devices/intel_bts ] ||
