@@ -1,6 +1,7 @@
 /* instr_scan.c — finds libptrec's hooks in an executable or shared library (instr_scan.h).
- * Every function's code is walked with the x86 instruction-length decoder and its direct calls
- * compared with the hooks' addresses (their symbols, or their PLT entries); a stripped file's
+ * Every function's code is walked with the x86 instruction-length decoder (aarch64: word by
+ * word, its BL instructions) and its direct calls compared with the hooks' addresses (their
+ * symbols, or their PLT entries); a stripped file's
  * functions come from .eh_frame_hdr, and an entry hook linked into it without a symbol is
  * recognised as the one target most functions call first.  Pure; never trusts the file. */
 #include "config.h"
@@ -32,6 +33,7 @@ const char *ptrec_instr_kind_name(enum ptrec_instr_kind k)
 /* The hooks' addresses: up to two each (a definition and a PLT entry); 0 = none. */
 struct hooks {
 	uint64_t addr[PTREC_INSTR_PATCHABLE][2];
+	int aarch64;  /* the file is aarch64 code */
 };
 
 static void hook_add(struct hooks *h, int k, uint64_t addr)
@@ -45,6 +47,7 @@ static void hooks_find(const struct ptrec_elf *elf, struct hooks *h, int *define
                        int *registered)
 {
 	memset(h, 0, sizeof(*h));
+	h->aarch64 = elf->machine == EM_AARCH64;
 	for (size_t i = 0; i < elf->nfnames; i++) {
 		const char *n = elf->fnames[i].name;
 		for (int k = 0; k < PTREC_INSTR_PATCHABLE; k++)
@@ -97,6 +100,29 @@ static size_t skip_endbr(const uint8_t *p, size_t n)
 	return n >= 4 && !memcmp(p, endbr64, 4) ? 4 : 0;
 }
 
+/* Reads a 4-byte little-endian value. */
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* An aarch64 function: every BL (100101 imm26, target pc + imm26 * 4).  No first-call guess:
+ * that is for x86-64's -mfentry, which aarch64 GCC does not have. */
+static void fn_scan_a64(const struct hooks *h, const uint8_t *p, size_t n, uint64_t addr,
+                        unsigned *kinds)
+{
+	for (size_t off = 0; off + 4 <= n; off += 4) {
+		uint32_t w = le32(p + off);
+		if ((w & 0xfc000000u) != 0x94000000u)
+			continue;
+		/* imm26 at bits 31:6 of a 32-bit value, sign-extended, then / 64 * 4 */
+		int64_t disp = (int64_t)(int32_t)(w << 6) / 16;
+		int k = hook_kind(h, addr + off + (uint64_t)disp);
+		if (k >= 0)
+			*kinds |= 1u << k;
+	}
+}
+
 /* Walks one function, ORs into *kinds a bit per hook kind it calls, and returns the target of
  * its first instruction when that is a direct call (else 0). */
 static uint64_t fn_scan(const struct hooks *h, const uint8_t *p, size_t n, uint64_t addr,
@@ -106,6 +132,10 @@ static uint64_t fn_scan(const struct hooks *h, const uint8_t *p, size_t n, uint6
 	size_t off = skip_endbr(p, n);
 	int at_first = 1;
 
+	if (h->aarch64) {
+		fn_scan_a64(h, p, n, addr, kinds);
+		return 0;
+	}
 	while (off < n) {
 		struct ptrec_x86_insn in;
 		int len = ptrec_x86_ild_decode(p + off, n - off, addr + off, X86_MODE_64, &in);
@@ -144,12 +174,6 @@ static void first_note(struct first_calls *f, uint64_t target)
 		f->target[f->n] = target;
 		f->count[f->n++] = 1;
 	}
-}
-
-/* Reads a 4-byte little-endian value. */
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* The function starts of .eh_frame_hdr's table, when it has the usual encodings (eh_frame_ptr

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ptrec.h"
+#include "core/arch.h"
 #include "core/warnings.h"
 #include "symbols/elf_symbols.h"
 #include "symbols/instr_scan.h"
@@ -66,13 +67,14 @@ static int check_one(const char *path)
 	struct ptrec_elf elf;
 	struct ptrec_instr_scan s;
 	unsigned total = 0;
-	int r;
+	int r, patched;
 
 	memset(&w, 0, sizeof(w));
 	r = ptrec_elf_open_file(path, &elf, &w);
 	ptrec_warnings_free(&w);
 	if (r < 0) {
-		tool_error(path, -1, "cannot read it as an x86-64 ELF file: %s", ptrec_strerror(r));
+		tool_error(path, -1, "cannot read it as an x86-64 or aarch64 ELF file: %s",
+		           ptrec_strerror(r));
 		return TOOL_EXIT_INPUT;
 	}
 	if (elf.e_type == 1 /* ET_REL */) {
@@ -87,14 +89,17 @@ static int check_one(const char *path)
 		ptrec_elf_close(&elf);
 		return TOOL_EXIT_INPUT;
 	}
+	/* patchable entries record where they are registered, and on x86-64 only: ptrec_init's
+	 * patcher writes x86 calls (aarch64 builds get -finstrument-functions) */
+	patched = s.patch_registered && elf.machine == PTREC_EM_X86_64;
 	for (int k = 0; k < PTREC_INSTR_KINDS_; k++)
-		if (k != PTREC_INSTR_PATCHABLE || s.patch_registered)
+		if (k != PTREC_INSTR_PATCHABLE || patched)
 			total += s.by_kind[k];
 	if (total) {
 		const char *sep = "";
 		printf("%s: records:", path);
 		for (int k = 0; k < PTREC_INSTR_KINDS_; k++) {
-			if (!s.by_kind[k] || (k == PTREC_INSTR_PATCHABLE && !s.patch_registered))
+			if (!s.by_kind[k] || (k == PTREC_INSTR_PATCHABLE && !patched))
 				continue;
 			if (k == PTREC_INSTR_PATCHABLE)
 				printf("%s %u patchable function entries (calls written in at ptrec_init)",
@@ -113,7 +118,11 @@ static int check_one(const char *path)
 	}
 	printf("%s: records nothing: ", path);
 	const char *asked = asked_name(s.asked);
-	if (s.by_kind[PTREC_INSTR_PATCHABLE])
+	if (s.by_kind[PTREC_INSTR_PATCHABLE] && elf.machine != PTREC_EM_X86_64)
+		printf("it has %u patchable function entries, but libptrec writes calls into them on "
+		       "x86-64 only; rebuild with what `ptrec cflags` prints for this compiler "
+		       "(aarch64: -finstrument-functions)", s.by_kind[PTREC_INSTR_PATCHABLE]);
+	else if (s.by_kind[PTREC_INSTR_PATCHABLE])
 		printf("it has %u patchable function entries (built with `ptrec cflags`) but was not "
 		       "linked with `pkg-config --libs libptrec` (no __ptrec_patch_register import): "
 		       "nothing registers them, so no call is written in", s.by_kind[PTREC_INSTR_PATCHABLE]);
