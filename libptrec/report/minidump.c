@@ -650,6 +650,12 @@ static void branches(struct md_builder *b)
 		add_stream(b, PTREC_MINIDUMP_BRANCH_STREAM, start, (uint32_t)(o->n - start));
 }
 
+const char *ptrec_minidump_strerror(int rc)
+{
+	return rc == -PTREC_ENOSUPP ? "the dump was written on aarch64; minidumps are written for "
+	                              "x86-64 dumps only" : ptrec_strerror(rc);
+}
+
 int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md)
 {
 	const struct ptrec_dump *d = r->dump;
@@ -734,9 +740,7 @@ int ptrec_minidump_from_dump(const char *dump_path, const struct ptrec_report_op
 	if (rc) {
 		err->offset = 0;
 		snprintf(err->cause, sizeof(err->cause), "cannot build the minidump: %s",
-		         rc == -PTREC_ENOSUPP ? "the dump was written on aarch64; minidumps are "
-		                                "written for x86-64 dumps only"
-		                              : ptrec_strerror(rc));
+		         ptrec_minidump_strerror(rc));
 	}
 	ptrec_report_free(&r);
 	ptrec_dump_free(&d);

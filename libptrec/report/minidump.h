@@ -52,6 +52,10 @@ struct ptrec_minidump {
  * holds nothing to free. */
 int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md);
 
+/* Why ptrec_minidump_build returned rc, in words ("the dump was written on aarch64; ..." for
+ * -PTREC_ENOSUPP).  Never NULL. */
+const char *ptrec_minidump_strerror(int rc);
+
 /* Everything `ptrec minidump DUMP` does before writing: loads and parses the dump at
  * dump_path, builds its report with opt (NULL: ptrec_report_options_init's defaults; its
  * crashed_only is ignored) and the minidump.  Returns 0, or the error of the step that failed

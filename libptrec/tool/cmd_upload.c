@@ -399,7 +399,7 @@ static int write_minidump(const char *dump, const struct ptrec_report *rep, cons
 
 	if (rc) {
 		tool_error(dump, -1, "upload: not posted: cannot make its minidump: %s",
-		           ptrec_strerror(rc));
+		           ptrec_minidump_strerror(rc));
 		return -1;
 	}
 	unlink(path);
