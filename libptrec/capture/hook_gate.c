@@ -1,6 +1,6 @@
 /* hook_gate.c — the page that stops the instrumentation hooks during a crash (hook_gate.h).
- * ASYNC-SIGNAL-SAFE: atomics, stores, mprotect, gettid, clock_gettime and sched_yield only (no locks that can
- * deadlock: a bounded spin, reentrant on the holding thread). */
+ * ASYNC-SIGNAL-SAFE: atomics, stores, mprotect, gettid, clock_gettime and sched_yield only (no
+ * locks that can deadlock: a bounded spin, reentrant on the holding thread). */
 #include "config.h"
 
 #include <stdatomic.h>
