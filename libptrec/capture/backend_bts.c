@@ -12,8 +12,11 @@
  * The kernel keeps no address filter for BTS: cfg->filter is not applied. */
 #include "config.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
+#include "core/arch.h"
 #include "capture/backend.h"
 #include "capture/helper_client.h"
 #include "capture/perf_aux.h"
@@ -36,6 +39,13 @@ static int bts_open(struct ptrec_ring *ring, size_t size, const struct ptrec_con
 
 static int bts_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 {
+#if !defined(__x86_64__)
+	/* (the sysfs read under qemu-user is the x86-64 host's: never asked on aarch64) */
+	(void)cfg;
+	snprintf(reason, len, "no intel_bts: BTS is an x86-64 feature; this is an "
+	         PTREC_ARCH_NAME " build of libptrec");
+	return -PTREC_ENOSUPP;
+#else
 	const struct ptrec_perf_facts *f = ptrec_perf_facts();
 	size_t size = cfg && ptrec_ring_size_valid(cfg->ring_size) ? cfg->ring_size
 	                                                           : PTREC_RING_DEFAULT;
@@ -46,6 +56,7 @@ static int bts_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	if (rc)
 		return rc;
 	return ptrec_perf_aux_probe(bts_open, size, cfg, reason, len);
+#endif
 }
 
 #define BTS_RECORD_SIZE 24u

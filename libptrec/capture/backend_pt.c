@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/arch.h"
 #include "capture/backend.h"
 #include "capture/helper_client.h"
 #include "capture/perf_aux.h"
@@ -85,6 +86,13 @@ static int pt_open(struct ptrec_ring *ring, size_t size, const struct ptrec_conf
 
 static int pt_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 {
+#if !defined(__x86_64__)
+	/* (the sysfs read under qemu-user is the x86-64 host's: never asked on aarch64) */
+	(void)cfg;
+	snprintf(reason, len, "no intel_pt: Intel PT is an x86-64 feature; this is an "
+	         PTREC_ARCH_NAME " build of libptrec");
+	return -PTREC_ENOSUPP;
+#else
 	const struct ptrec_perf_facts *f = ptrec_perf_facts();
 	size_t size = cfg && ptrec_ring_size_valid(cfg->ring_size) ? cfg->ring_size
 	                                                           : PTREC_RING_DEFAULT;
@@ -99,6 +107,7 @@ static int pt_probe(const struct ptrec_config *cfg, char *reason, size_t len)
 	if (rc)
 		return rc;
 	return ptrec_perf_aux_probe(pt_open, size, cfg, reason, len);
+#endif
 }
 
 static int pt_view(const struct ptrec_ring *ring, struct ptrec_ring_view *view)

@@ -364,15 +364,17 @@ const char *ptrec_coresight_reason(const struct ptrec_arm_info *a, char *reason,
 {
 	if (len)
 		reason[0] = '\0';
-	ptrec_reason_add(reason, len, "not implemented yet: libptrec does not capture ETM/ETE trace (a later "
-	    "step: perf's cs_etm AUX buffer in snapshot mode, with its own decoder); ");
+	ptrec_reason_add(reason, len, "not implemented yet: libptrec does not capture ETM/ETE "
+	                 "trace (a later step: perf's cs_etm AUX buffer in snapshot mode, with its "
+	                 "own decoder); ");
 	if (!a->cs_etm.present) {
-		ptrec_reason_add(reason, len, "and there is no cs_etm PMU in sysfs: the kernel has no CoreSight "
-		    "ETM/ETE driver (CONFIG_CORESIGHT_SOURCE_ETM4X) or the firmware describes no "
-		    "trace unit (as in most VMs)");
+		ptrec_reason_add(reason, len, "and there is no cs_etm PMU in sysfs: the kernel has "
+		                 "no CoreSight ETM/ETE driver (CONFIG_CORESIGHT_SOURCE_ETM4X) or the "
+		                 "firmware describes no trace unit (as in most VMs)");
 		return reason;
 	}
-	ptrec_reason_add(reason, len, "this machine has cs_etm (%u ETE, %u ETM trace units", a->ete, a->etm);
+	ptrec_reason_add(reason, len, "this machine has cs_etm (%u ETE, %u ETM trace units", a->ete,
+	                 a->etm);
 	if (a->trbe)
 		ptrec_reason_add(reason, len, ", %u TRBE per-CPU sinks)", a->trbe);
 	else if (a->nsinks)

@@ -265,15 +265,23 @@ static int instrumented(const char *path)
 
 void run_target_history_note(const char *path)
 {
-	static struct ptrec_pmu pt, bts; /* large */
-	struct ptrec_cpuid_raw raw;
-	struct ptrec_cpu_info cpu;
-	struct ptrec_sys sys;
 	char why[256];
 	const char *backend = getenv("PTREC_BACKEND");
 
 	if (backend && *backend && strcmp(backend, "auto"))
 		return; /* none: meant; an explicit backend says itself whether it starts */
+#if !defined(__x86_64__)
+	/* (not the sysfs: under qemu-user it is the x86-64 host's) */
+	snprintf(why, sizeof(why), "Intel PT is an x86-64 feature; this is an " PTREC_ARCH_NAME
+	         " build of libptrec");
+	if (instrumented(path))
+		return;
+#else
+	static struct ptrec_pmu pt, bts; /* large */
+	struct ptrec_cpuid_raw raw;
+	struct ptrec_cpu_info cpu;
+	struct ptrec_sys sys;
+
 	ptrec_cpuid_read(&raw);
 	ptrec_cpuid_decode(&raw, &cpu);
 	ptrec_pmu_read("", "intel_pt", &pt);
@@ -283,6 +291,7 @@ void run_target_history_note(const char *path)
 	ptrec_sys_read("", &sys);
 	if (ptrec_pt_verdict(&cpu, &pt, &sys, why, sizeof(why)) == 0 || instrumented(path))
 		return;
+#endif
 	fprintf(stderr, "ptrec: no branch history will be recorded in %s: no intel_pt here (%s), "
 	        "and it is not built with `ptrec cflags` (`ptrec check %s`); its crash reports "
 	        "still show every thread's stack; PTREC_BACKEND=none silences this line\n",

@@ -9,6 +9,8 @@
 has_pt=0
 [ -d /sys/bus/event_source/devices/intel_pt ] || [ -d /sys/bus/event_source/devices/intel_bts ] &&
 	has_pt=1
+# an aarch64 build: no Intel PT or BTS whatever the (host's) sysfs says
+[ "${PTREC_HOST_CPU:-}" = aarch64 ] && has_pt=0
 said() { grep -c "^ptrec: no branch history will be recorded" "$work/err"; }
 
 ptrec_run --dir "$work/dumps" -- "$plain" env
@@ -21,6 +23,10 @@ else
 	line=$(grep "^ptrec: no branch history will be recorded" "$work/err")
 	case "$line" in "ptrec: no branch history will be recorded in $plain: no intel_pt here ("*) ;;
 	*) fail "the line does not name the program and why: $line" ;; esac
+	if [ "${PTREC_HOST_CPU:-}" = aarch64 ]; then
+		case "$line" in *"(Intel PT is an x86-64 feature; this is an aarch64 build of libptrec)"*) ;;
+		*) fail "on aarch64 the line does not say PT is an x86-64 feature: $line" ;; esac
+	fi
 	case "$line" in *"not built with \`ptrec cflags\` (\`ptrec check $plain\`)"*) ;;
 	*) fail "the line does not say the program is not instrumented and how to check" ;; esac
 	case "$line" in *"still show every thread's stack"*"PTREC_BACKEND=none silences this line"*) ;;

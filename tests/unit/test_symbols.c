@@ -2,9 +2,10 @@
  * against `nm`, name@plt entries against `objdump -d`, file:line of thousands of addresses
  * against `addr2line`, on programs this test builds with $CC: -O0 and -O2, DWARF 4 and 5, PIE
  * and non-PIE, a shared library, aarch64 programs cross-built where aarch64-linux-gnu-gcc is
- * (their PLT entries, plain and with BTI and PAC, read by this build whatever its machine), a stripped binary with a separate debug file (found through
- * .gnu_debuglink and through a --debug-dir build-id tree), and a binary whose symbol table is
- * stripped but whose DWARF is kept (function names from .debug_info). */
+ * (their PLT entries, plain and with BTI and PAC, read by this build whatever its machine),
+ * a stripped binary with a separate debug file (found through .gnu_debuglink and through a
+ * --debug-dir build-id tree), and a binary whose symbol table is stripped but whose DWARF is
+ * kept (function names from .debug_info). */
 #include "config.h"
 
 #include <errno.h>
