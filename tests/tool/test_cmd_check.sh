@@ -115,6 +115,18 @@ expect 0 "$tmp/tracepc" "records: trace-pc hooks in "
 expect 0 "$tmp/libinst.so" "records: entry/exit hooks in " "the program that loads it must"
 "$cc" -O2 -fPIC -shared -o "$tmp/libplain.so" "$tmp/lib.c" || fail "cannot build libplain.so"
 expect 1 "$tmp/libplain.so" "records nothing: not built with"
+# An x86-64 ptrec reads aarch64 files too: the same library cross-built for aarch64, whose
+# hook calls go through its PLT (lib_a and lib_b instrumented).
+if [ -z "$a64" ] && command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
+	aarch64-linux-gnu-gcc -O2 -fPIC -shared -finstrument-functions -o "$tmp/liba64.so" \
+		"$tmp/lib.c" || fail "cannot cross-build liba64.so"
+	expect 0 "$tmp/liba64.so" "records: entry/exit hooks in 2 of " "the program that loads it must"
+	aarch64-linux-gnu-gcc -O2 -fPIC -shared -o "$tmp/liba64plain.so" "$tmp/lib.c" ||
+		fail "cannot cross-build liba64plain.so"
+	expect 1 "$tmp/liba64plain.so" "records nothing: not built with"
+else
+	echo "note: no aarch64-linux-gnu-gcc (or an aarch64 build): the cross-read case is not run"
+fi
 
 if [ -n "$strip_cmd" ]; then
 	# Stripped, linked with libptrec.so: the hooks keep their names in .dynsym.
