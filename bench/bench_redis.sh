@@ -16,12 +16,17 @@
 # counts: its report must show branches of the main thread, else its row says it recorded
 # nothing.
 #
-# Environment: REDIS_RUNS (alternating runs, default 5), REDIS_REQUESTS (-n, default 200000),
+# Environment: REDIS_RUNS (alternating runs, default 5), REDIS_REQUESTS (-n, default 200000;
+# pipelined runs make ten times as many, so that they last about as long: a run of 0.3 s
+# measures the connections' set-up and the machine's hiccups as much as the requests),
 # REDIS_BENCH_DIR (scratch, default $top_builddir/bench/redis-work; the Redis builds are kept
 # there and reused while the recipe and libptrec are unchanged), REDIS_COMPILERS (default
 # "gcc clang"), REDIS_BASELINE (a build tree of another libptrec, e.g. main before a change:
 # adds a recording build against it, "rec_base", run in the same alternation), REDIS_LTO=no
-# (build without LTO).  Two runs at once take turns for their measurements (a lock file).
+# (build without LTO), REDIS_PIN=no (do not pin: by default, with two CPUs or more, the server
+# runs on CPU 0 and redis-benchmark on CPU 1, so that the two do not take turns on one CPU and
+# the server's CPU time is its own work).  Two runs at once take turns for their measurements
+# (a lock file).
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 tool="$top_builddir/libptrec/tool/ptrec"
@@ -32,6 +37,11 @@ compilers=${REDIS_COMPILERS:-gcc clang}
 baseline=${REDIS_BASELINE:-}
 use_lto=${REDIS_LTO:-yes}
 tests=set,get,incr,lpush
+# on_cpu N: the command prefix that pins to CPU N (empty when not pinning).
+on_cpu() { :; }
+if [ "${REDIS_PIN:-yes}" = yes ] && command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+	on_cpu() { echo "taskset -c $1"; }
+fi
 skip() { echo "bench_redis: SKIP: $*"; exit 0; }
 die() { echo "bench_redis: $*" >&2; exit 1; }
 log() { echo "bench_redis: $*" >&2; }
@@ -128,7 +138,7 @@ start() {
 		port=$((port + 1))
 		rm -rf "$b/run"; mkdir -p "$b/run/dumps"
 		(cd "$b/run" && PTREC_DIR="$b/run/dumps" PTREC_TOOL="$dir/tool" PTREC_SYSLOG=none \
-			exec "$b/src/redis-server" --port "$port" --bind 127.0.0.1 --save "" \
+			exec $(on_cpu 0) "$b/src/redis-server" --port "$port" --bind 127.0.0.1 --save "" \
 			--appendonly no --daemonize no --enable-debug-command local \
 			--logfile "$b/run/redis.log" --dir "$b/run") >"$b/run/err" 2>&1 &
 		srv_pid=$! srv_port=$port
@@ -200,10 +210,12 @@ for r in $(seq 1 "$runs"); do
 			for p in 1 16; do
 				for t in $(echo "$tests" | tr , ' '); do
 					c0=$(cpu_ns "$srv_pid")
-					rps=$(redis-benchmark -p "$srv_port" -t "$t" -n "$requests" -P "$p" --csv 2>/dev/null |
+					n=$requests
+					[ "$p" = 1 ] || n=$((requests * 10))
+					rps=$($(on_cpu 1) redis-benchmark -p "$srv_port" -t "$t" -n "$n" -P "$p" --csv 2>/dev/null |
 						sed -n 's/^"[A-Z_]*[^"]*","\([0-9.]*\)".*/\1/p' | head -1)
 					c1=$(cpu_ns "$srv_pid")
-					echo "$(cname "$cc") $v $p $(echo "$t" | tr a-z A-Z) ${rps:-0} $r $(((c1 - c0) / requests))" >>"$dir/results"
+					echo "$(cname "$cc") $v $p $(echo "$t" | tr a-z A-Z) ${rps:-0} $r $(((c1 - c0) / n))" >>"$dir/results"
 				done
 			done
 			stop
@@ -218,13 +230,15 @@ spread() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) { print 0; exit } m 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 lto_note="-O3, LTO"
 [ "$use_lto" = yes ] || lto_note="-O3, no LTO"
-echo "Redis 7.0.15 ($lto_note), redis-benchmark -t $tests -n $requests, median of $runs alternating runs"
+echo "Redis 7.0.15 ($lto_note), redis-benchmark -t $tests -n $requests (pipelined: -n $((requests * 10))), median of $runs alternating runs"
 echo "machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%d)"
 echo "spread: (slowest - fastest) / median of each build's runs, the larger of plain's and rec's"
 echo "ns/req: the server's CPU time per request (all its threads; median); cpu ratio = plain ns/req / rec ns/req,"
-echo "  the throughput ratio a CPU-bound server gets, and far less sensitive to other load than req/s"
+echo "  the throughput ratio a CPU-bound server gets, and far less sensitive to other load than req/s;"
+echo "  paired: the median over runs of that run's plain ns/req / rec ns/req (plain and rec ran back to back)"
+echo "pinned: $( [ -n "$(on_cpu 0)" ] && echo "server on CPU 0, redis-benchmark on CPU 1" || echo no)"
 echo "recording verified (branches in the main thread's crash report):$verified"
-hdr="compiler  test   pipeline     plain req/s      rec req/s  rec/plain  spread  plain ns/req  rec ns/req  cpu ratio"
+hdr="compiler  test   pipeline     plain req/s      rec req/s  rec/plain  spread  plain ns/req  rec ns/req  cpu ratio  paired"
 [ -z "$baseline" ] || hdr="$hdr   base req/s  base/plain"
 echo "$hdr"
 for cc in $compilers; do
@@ -238,7 +252,9 @@ for cc in $compilers; do
 			sr=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "rec" && $3 == p && $4 == t { print $5 }' "$dir/results" | spread)
 			cp=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "plain" && $3 == p && $4 == t { print $7 }' "$dir/results" | median)
 			cr=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "rec" && $3 == p && $4 == t { print $7 }' "$dir/results" | median)
-			line=$(awk -v c="$cc" -v t="$t" -v p="$p" -v a="$pl" -v b="$rc" -v x="$sp" -v y="$sr" -v u="$cp" -v w="$cr" 'BEGIN { printf "%-9s %-6s %8s %15.0f %14.0f %10.2f %6.0f%% %13.0f %11.0f %10.2f", c, t, (p == 1 ? "none" : "-P " p), a, b, (a > 0 ? b / a : 0), 100 * (x > y ? x : y), u, w, (w > 0 ? u / w : 0) }')
+			pr=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $3 == p && $4 == t && ($2 == "plain" || $2 == "rec") { v[$2, $6] = $7 }
+				END { for (k in v) { split(k, f, SUBSEP); if (f[1] == "plain" && v["rec", f[2]] > 0) print v[k] / v["rec", f[2]] } }' "$dir/results" | median)
+			line=$(awk -v c="$cc" -v t="$t" -v p="$p" -v a="$pl" -v b="$rc" -v x="$sp" -v y="$sr" -v u="$cp" -v w="$cr" -v q="$pr" 'BEGIN { printf "%-9s %-6s %8s %15.0f %14.0f %10.2f %6.0f%% %13.0f %11.0f %10.2f %7.2f", c, t, (p == 1 ? "none" : "-P " p), a, b, (a > 0 ? b / a : 0), 100 * (x > y ? x : y), u, w, (w > 0 ? u / w : 0), q }')
 			if [ -n "$baseline" ]; then
 				bs=$(awk -v c="$cc" -v p="$p" -v t="$t" '$1 == c && $2 == "rec_base" && $3 == p && $4 == t { print $5 }' "$dir/results" | median)
 				line="$line$(awk -v a="$pl" -v b="$bs" 'BEGIN { printf " %12.0f %11.2f", b, (a > 0 ? b / a : 0) }')"
