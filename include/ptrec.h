@@ -38,7 +38,9 @@ extern "C" {
  * leaf that fills the ring: `ptrec report` lists the functions that fill it fastest).  Works
  * with every instrumentation `ptrec cflags` prints (GCC and Clang patchable entries, GCC
  * -pg/-mfentry and -finstrument-functions, Clang -finstrument-functions-after-inlining); no
- * effect on PT/BTS. */
+ * effect on PT/BTS.  Without a rebuild, the environment variable of the same name names such
+ * functions at run time for patchable-entry builds: PTREC_NO_TRACE="zfree,zmalloc" leaves their
+ * entries unpatched at ptrec_init (libptrec(3)). */
 #if defined(__GNUC__) && defined(__has_attribute)
 #if __has_attribute(patchable_function_entry)
 #define PTREC_NO_TRACE __attribute__((no_instrument_function, patchable_function_entry(0, 0)))

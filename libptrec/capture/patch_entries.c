@@ -29,6 +29,8 @@
 #include <unistd.h>
 
 #include "capture/patch_entries.h"
+#include "capture/patch_skip.h"
+#include "core/settings.h"
 
 static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ptrec_patch_module *patch_modules; /* registered, newest first */
@@ -38,11 +40,19 @@ static unsigned patch_skipped;                   /* entries left alone (not a NO
                                                     every segment, out of reach) */
 static unsigned patch_busy;                      /* other threads running code at apply: not
                                                     patched */
+static struct ptrec_skip_names skip_names;       /* PTREC_NO_TRACE (patch_skip.h) */
+static int skip_state;                           /* 0 unread, 1 read, -1 too long */
+static struct ptrec_skip_addrs skip_addrs;       /* the module being patched: its functions
+                                                    PTREC_NO_TRACE names */
+static unsigned skip_left;                       /* entries left as NOPs by PTREC_NO_TRACE */
+static const char *skip_why;                     /* a module's symbols could not be read */
 
 /* The executable segments of the module holding an address. */
 struct patch_find {
 	uintptr_t addr;
 	int found;
+	const char *path;   /* the module's file ("" for the executable, as dl_iterate_phdr says) */
+	uintptr_t bias;     /* its load bias */
 	unsigned nseg;
 	struct {
 		uintptr_t lo, hi;
@@ -64,6 +74,8 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	if (!holds)
 		return 0;
 	f->found = 1;
+	f->path = info->dlpi_name;
+	f->bias = info->dlpi_addr;
 	for (unsigned i = 0; i < info->dlpi_phnum && f->nseg < 16; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R))
@@ -161,6 +173,13 @@ static int patch_module(struct ptrec_patch_module *m)
 
 	dl_iterate_phdr(find_module, &f);
 	m->patched = 0;
+	skip_addrs.n = 0;
+	if (f.found && skip_names.n) {
+		const char *why;
+		const char *path = f.path && *f.path ? f.path : "/proc/self/exe";
+		if (ptrec_skip_find(&skip_names, path, f.bias, &skip_addrs, &why) != 0)
+			skip_why = why;
+	}
 	for (const uintptr_t *p = m->start; f.found && p < m->stop; p++) {
 		uintptr_t a = *p;
 		uint8_t ins[PTREC_PATCH_BYTES];
@@ -172,6 +191,10 @@ static int patch_module(struct ptrec_patch_module *m)
 		}
 		if (!memcmp((const void *)a, ins, sizeof(ins))) {
 			m->patched++;
+			continue;
+		}
+		if (skip_addrs.n && ptrec_skip_has(&skip_addrs, a)) {
+			skip_left++;
 			continue;
 		}
 		if (!is_nop_sled((const uint8_t *)a)) {
@@ -192,6 +215,31 @@ static int patch_module(struct ptrec_patch_module *m)
 	}
 	window_close(&w);
 	return err;
+}
+
+/* Appends to ptrec_patch_note what PTREC_NO_TRACE did: " (N left out by PTREC_NO_TRACE;
+ * symbols unreadable: WHY; no function NAME, NAME)", or that it was ignored. */
+static void note_skip(void)
+{
+	size_t n = strlen(ptrec_patch_note);
+	const size_t cap = sizeof(ptrec_patch_note);
+#define NOTE(...) (void)(n < cap && (n += (size_t)snprintf(ptrec_patch_note + n, cap - n, __VA_ARGS__)))
+	if (skip_state < 0)
+		NOTE(" (PTREC_NO_TRACE ignored: %u bytes or longer)", PTREC_SKIP_LIST_MAX);
+	if (!skip_names.n)
+		return;
+	NOTE(" (%u left out by PTREC_NO_TRACE", skip_left);
+	if (skip_why)
+		NOTE("; symbols unreadable: %s", skip_why);
+	const char *sep = "; no function ";
+	for (unsigned i = 0; i < skip_names.n; i++) {
+		if (!(skip_names.found & (1ull << i))) {
+			NOTE("%s%s", sep, skip_names.name[i]);
+			sep = ", ";
+		}
+	}
+	NOTE(")");
+#undef NOTE
 }
 
 /* Fills ptrec_patch_note from the modules' counts; under patch_lock. */
@@ -219,6 +267,7 @@ static void note_update(void)
 	else if (n > 0 && (size_t)n < sizeof(ptrec_patch_note) && patch_skipped)
 		snprintf(ptrec_patch_note + n, sizeof(ptrec_patch_note) - (size_t)n,
 		         " (%u left alone: not a NOP sled, or the hook out of reach)", patch_skipped);
+	note_skip();
 }
 
 PTREC_API void __ptrec_patch_register(struct ptrec_patch_module *m)
@@ -289,6 +338,10 @@ int ptrec_patch_apply(char *why, size_t why_len)
 	pthread_mutex_lock(&patch_lock);
 	patch_skipped = 0;
 	patch_busy = 0;
+	skip_left = 0;
+	skip_why = NULL;
+	if (!skip_state)
+		skip_state = ptrec_skip_parse(ptrec_env("PTREC_NO_TRACE"), &skip_names) < 0 ? -1 : 1;
 	if (patch_modules && (busy = threads_settle()) != 0) {
 		patch_busy = busy;
 		note_update();
