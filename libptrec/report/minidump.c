@@ -1,6 +1,7 @@
 /* minidump.c — writes a ptrec dump's report as a Breakpad minidump (minidump.h,
  * doc/minidump.md).  Every structure is written field by field, little-endian, at the offsets
- * of Breakpad's minidump_format.h and minidump_cpu_amd64.h (Microsoft's MINIDUMP_* layout):
+ * of Breakpad's minidump_format.h, minidump_cpu_amd64.h and minidump_cpu_arm64.h (Microsoft's
+ * MINIDUMP_* layout):
  * nothing here depends on the host compiler's struct packing.  Not async-signal-safe. */
 #include "config.h"
 
@@ -26,6 +27,7 @@
 #define MD_SYSINFO_SIZE 56u               /* MINIDUMP_SYSTEM_INFO */
 #define MD_MISCINFO_SIZE 24u              /* MINIDUMP_MISC_INFO */
 #define MD_CONTEXT_AMD64_SIZE 1232u       /* CONTEXT (AMD64) */
+#define MD_CONTEXT_ARM64_SIZE 912u        /* CONTEXT (ARM64), Breakpad's MDRawContextARM64 */
 
 enum md_stream {
 	MD_THREAD_LIST = 3,
@@ -43,13 +45,20 @@ enum md_stream {
 };
 
 #define MD_ARCH_AMD64 9u                  /* PROCESSOR_ARCHITECTURE_AMD64 */
+#define MD_ARCH_ARM64 12u                 /* PROCESSOR_ARCHITECTURE_ARM64 */
 #define MD_OS_LINUX 0x8201u               /* Breakpad's platform id for Linux */
 #define MD_MISC_PROCESS_ID 0x1u           /* MINIDUMP_MISC1_PROCESS_ID */
 #define MD_CV_ELF 0x4270454cu             /* "LEpB": CodeView record of an ELF build ID */
 
 #define MD_CTX_AMD64 0x00100000u
 #define MD_CTX_CONTROL 0x1u               /* ss, rsp, cs, rip, eflags */
-#define MD_CTX_INTEGER 0x2u               /* rax..r15 but rsp */
+#define MD_CTX_INTEGER 0x2u               /* rax..r15 but rsp; x0..x30 on ARM64 */
+#define MD_CTX_ARM64 0x00400000u          /* CONTROL: sp, pc, cpsr; INTEGER: x0..x30 */
+
+/* CONTEXT (ARM64) field offsets: context_flags (u32), cpsr (u32), x0..x28, fp (x29), lr (x30),
+ * sp, pc (u64 each), then the float state (v0..v31 of 16 bytes, fpcr, fpsr) and the debug
+ * registers, left zero. */
+enum md_ctx_a64_off { CTX64_FLAGS = 0, CTX64_CPSR = 4, CTX64_X0 = 8, CTX64_SP = 256, CTX64_PC = 264 };
 
 /* CONTEXT (AMD64) field offsets. */
 enum md_ctx_off {
@@ -213,6 +222,8 @@ struct md_builder {
 	uint32_t *mem_rva;       /* per dump MEMORY record: offset of its bytes, 0 if left out */
 	uint32_t *mem_size;      /* per dump MEMORY record: bytes written */
 	uint32_t crash_ctx;      /* offset of the event thread's context, 0 if none */
+	uint32_t ctx_size;       /* bytes of a context: CONTEXT (AMD64) or CONTEXT (ARM64) */
+	int a64;                 /* the dump was written on aarch64 */
 	struct ptrec_minidump *md;
 };
 
@@ -314,7 +325,7 @@ static void system_info(struct md_builder *b)
 	}
 	uint32_t csd = md_string(o, osv);
 
-	put16(o, at, MD_ARCH_AMD64);
+	put16(o, at, b->a64 ? MD_ARCH_ARM64 : MD_ARCH_AMD64);
 	put16(o, at + 2, (uint16_t)p->cpu_family);
 	put16(o, at + 4, (uint16_t)((p->cpu_model & 0xff) << 8 | (p->cpu_stepping & 0xff)));
 	put32(o, at + 8, ver[0]);
@@ -333,8 +344,9 @@ static void system_info(struct md_builder *b)
 		if (vendor && vlen == 12 && !o->err)
 			memcpy(o->p + at + 32, vendor, 12);
 	}
-	/* cpu.x86_cpu_info.version_information */
-	put32(o, at + 32 + 12, cpuid_version(p));
+	/* cpu.x86_cpu_info.version_information; the ARM64 cpu_info (MIDR, hwcaps) is left 0 */
+	if (!b->a64)
+		put32(o, at + 32 + 12, cpuid_version(p));
 	add_stream(b, MD_SYSTEM_INFO, at, MD_SYSINFO_SIZE);
 }
 
@@ -397,11 +409,34 @@ static void memory(struct md_builder *b)
 	add_stream(b, MD_MEMORY_LIST, at, (uint32_t)(4 + kept * MD_MEMDESC_SIZE));
 }
 
+/* A CONTEXT (ARM64) from g (indexed by enum ptrec_dump_reg_a64): x0..x30 and pstate (as cpsr)
+ * when all, else only sp and pc (context flags CONTROL alone); returns its offset. */
+static uint32_t context_a64(struct md_builder *b, const uint64_t *g, int all)
+{
+	struct md_out *o = &b->o;
+	uint32_t at = md_alloc(o, MD_CONTEXT_ARM64_SIZE, 16);
+	uint32_t flags = MD_CTX_ARM64 | MD_CTX_CONTROL;
+
+	put64(o, at + CTX64_SP, g[PTREC_A64_SP]);
+	put64(o, at + CTX64_PC, g[PTREC_A64_PC]);
+	if (all) {
+		for (unsigned i = 0; i <= PTREC_A64_LR; i++)
+			put64(o, at + CTX64_X0 + 8 * i, g[PTREC_A64_X0 + i]);
+		put32(o, at + CTX64_CPSR, (uint32_t)g[PTREC_A64_PSTATE]);
+		flags |= MD_CTX_INTEGER;
+	}
+	put32(o, at + CTX64_FLAGS, flags);
+	return at;
+}
+
 /* A CONTEXT (AMD64) from g (indexed by enum ptrec_dump_reg): every general register when all,
- * else only rsp and rip (context flags CONTROL alone); returns its offset. */
+ * else only rsp and rip (context flags CONTROL alone); returns its offset.  On an aarch64 dump,
+ * context_a64's. */
 static uint32_t context(struct md_builder *b, const uint64_t *g, int all)
 {
 	struct md_out *o = &b->o;
+	if (b->a64)
+		return context_a64(b, g, all);
 	uint32_t at = md_alloc(o, MD_CONTEXT_AMD64_SIZE, 16);
 	uint32_t flags = MD_CTX_AMD64 | MD_CTX_CONTROL;
 
@@ -459,9 +494,9 @@ static void thread_list(struct md_builder *b)
 			b->crash_ctx = ctx[i];
 		} else if (t->task && (t->task->state == PTREC_TASK_SYSCALL ||
 		                       t->task->state == PTREC_TASK_BLOCKED)) {
-			uint64_t g[PTREC_REG_COUNT] = {0};
-			g[PTREC_REG_RSP] = t->task->sp;
-			g[PTREC_REG_RIP] = t->task->pc;
+			uint64_t g[PTREC_REG_MAX] = {0};
+			g[b->a64 ? PTREC_A64_SP : PTREC_REG_RSP] = t->task->sp;
+			g[b->a64 ? PTREC_A64_PC : PTREC_REG_RIP] = t->task->pc;
 			ctx[i] = context(b, g, 0);
 		}
 	}
@@ -477,7 +512,7 @@ static void thread_list(struct md_builder *b)
 			put_loc(o, w + 32, b->mem_size[m], b->mem_rva[m]);
 		}
 		if (ctx[i])
-			put_loc(o, w + 40, MD_CONTEXT_AMD64_SIZE, ctx[i]);
+			put_loc(o, w + 40, b->ctx_size, ctx[i]);
 	}
 	free(ctx);
 	b->md->nthreads = n;
@@ -565,7 +600,7 @@ static void exception(struct md_builder *b)
 	if (ptrec_report_origin(p, &pid, &uid) == PTREC_ORIGIN_FAULT)
 		put64(o, at + 24, p->fault_addr);
 	if (b->crash_ctx)
-		put_loc(o, at + 160, MD_CONTEXT_AMD64_SIZE, b->crash_ctx);
+		put_loc(o, at + 160, b->ctx_size, b->crash_ctx);
 	b->md->has_exception = 1;
 	add_stream(b, MD_EXCEPTION, at, MD_EXCEPTION_SIZE);
 }
@@ -652,8 +687,8 @@ static void branches(struct md_builder *b)
 
 const char *ptrec_minidump_strerror(int rc)
 {
-	return rc == -PTREC_ENOSUPP ? "the dump was written on aarch64; minidumps are written for "
-	                              "x86-64 dumps only" : ptrec_strerror(rc);
+	return rc == -PTREC_ENOSUPP ? "the dump's machine has no minidump context here (minidumps "
+	                              "are written for x86-64 and aarch64 dumps)" : ptrec_strerror(rc);
 }
 
 int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md)
@@ -664,9 +699,12 @@ int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md
 	int crash = (p->event == PTREC_EVENT_CRASH || p->event == PTREC_EVENT_ASSERT) && p->signo;
 
 	memset(md, 0, sizeof(*md));
-	if (ptrec_dump_arch(p->arch) != 62u /* EM_X86_64 */)
-		return -PTREC_ENOSUPP; /* the contexts written are CONTEXT_AMD64 only */
+	uint16_t arch = ptrec_dump_arch(p->arch);
+	if (arch != 62u /* EM_X86_64 */ && arch != 183u /* EM_AARCH64 */)
+		return -PTREC_ENOSUPP;
 	memset(&b, 0, sizeof(b));
+	b.a64 = arch == 183u;
+	b.ctx_size = b.a64 ? MD_CONTEXT_ARM64_SIZE : MD_CONTEXT_AMD64_SIZE;
 	b.r = r;
 	b.d = d;
 	b.md = md;

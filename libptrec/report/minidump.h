@@ -47,13 +47,13 @@ struct ptrec_minidump {
  * the event thread and r->opt.other_branches of each other thread, as the text report shows
  * them.  r is only read.  Returns 0 and fills *md (release with ptrec_minidump_free), or
  * -PTREC_ENOMEM, -PTREC_EOVERFLOW when the minidump would pass 4 GiB (32-bit offsets), or
- * -PTREC_ENOSUPP for a dump written on another machine than x86-64 (PROCESS.arch: only
- * CONTEXT_AMD64 is written, never one filled from another machine's registers); on error *md
- * holds nothing to free. */
+ * -PTREC_ENOSUPP for a dump written on another machine than x86-64 or aarch64 (PROCESS.arch:
+ * CONTEXT_AMD64 or CONTEXT_ARM64 is written, never one filled from another machine's
+ * registers); on error *md holds nothing to free. */
 int ptrec_minidump_build(const struct ptrec_report *r, struct ptrec_minidump *md);
 
-/* Why ptrec_minidump_build returned rc, in words ("the dump was written on aarch64; ..." for
- * -PTREC_ENOSUPP).  Never NULL. */
+/* Why ptrec_minidump_build returned rc, in words ("the dump's machine has no minidump context
+ * here ..." for -PTREC_ENOSUPP).  Never NULL. */
 const char *ptrec_minidump_strerror(int rc);
 
 /* Everything `ptrec minidump DUMP` does before writing: loads and parses the dump at

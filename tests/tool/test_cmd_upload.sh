@@ -36,26 +36,6 @@ d1=$1 d2=$2
 for d in "$d1" "$d2"; do
 	[ -f "$d.txt" ] || { echo "no report beside $d"; exit 99; }
 done
-# aarch64 dumps: every post carries a minidump, and minidumps are written for x86-64 dumps only
-# (no CONTEXT_ARM64 writer yet).  What holds there: the post is refused saying why, before
-# anything is sent, and the dump and its report are kept as they were.
-if [ "${PTREC_HOST_CPU:-}" = aarch64 ]; then
-	: >"$tmp/empty.conf"
-	before=$(cd "$tmp/dumps" && ls -l --time-style=+%s && sha256sum ./*)
-	"$tool" upload --config "$tmp/empty.conf" --url "http://127.0.0.1:9/api/7/minidump/" "$d1" \
-		>"$tmp/out" 2>"$tmp/err"; st=$?
-	cat "$tmp/out" "$tmp/err"
-	[ "$st" -eq 1 ] || fail "an aarch64 dump's upload: exit $st, expected 1"
-	grep -qF "upload: not posted: cannot make its minidump: the dump was written on aarch64" \
-		"$tmp/err" || fail "an aarch64 dump's upload does not say why it is not posted"
-	[ "$(cd "$tmp/dumps" && ls -l --time-style=+%s && sha256sum ./*)" = "$before" ] ||
-		fail "the dumps folder changed"
-	[ "$fails" -eq 0 ] || exit 1
-	echo "SKIP: aarch64: ptrec upload posts a Breakpad minidump, and minidumps are written for"
-	echo "      x86-64 dumps only (no CONTEXT_ARM64 writer yet); checked: the upload of an"
-	echo "      aarch64 dump is refused with that reason, nothing posted, nothing changed"
-	exit 77
-fi
 # The minidumps `ptrec minidump` writes: what each post must carry.
 m1=$tmp/1.dmp m2=$tmp/2.dmp
 "$tool" minidump "$d1" -o "$m1" && "$tool" minidump "$d2" -o "$m2" || { echo "ptrec minidump failed"; exit 99; }

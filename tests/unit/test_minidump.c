@@ -376,8 +376,11 @@ static void test_snapshot(void)
 	ptrec_minidump_free(&m);
 }
 
-/* An aarch64 dump (PROCESS.arch 183) is refused, never written with an x86-64 context made of
- * its registers. */
+/* An aarch64 dump (PROCESS.arch 183) gets ARM64 system info (architecture 12) and CONTEXT_ARM64
+ * contexts (912 bytes, Breakpad's MDRawContextARM64: flags u32 at 0, cpsr u32 at 4, x0..x30 from
+ * 8, sp at 256, pc at 264), its registers read by enum ptrec_dump_reg_a64; a dump of a machine
+ * with no context here (32-bit Arm, 40) is refused, never written with another machine's
+ * context. */
 static void test_other_machine(void)
 {
 	struct tbuf b = make_dump(PTREC_EVENT_CRASH, 0);
@@ -386,16 +389,44 @@ static void test_other_machine(void)
 	struct ptrec_report r;
 	struct ptrec_report_options opt;
 	struct ptrec_minidump md;
+	uint32_t size, at;
 
 	CHECK_EQ_U64(ptrec_dump_parse(b.p, b.n, &d, &err), 0);
+	d.process.arch = 183; /* EM_AARCH64 */
+	d.regs.count = PTREC_A64_COUNT;
+	for (unsigned i = 0; i < PTREC_A64_COUNT; i++)
+		d.regs.gregs[i] = 0x1000 + i;
+	d.regs.gregs[PTREC_A64_SP] = STACK7;
+	d.regs.gregs[PTREC_A64_PC] = 0x555555555123;
+	d.regs.gregs[PTREC_A64_PSTATE] = 0x60000000;
 	ptrec_report_options_init(&opt);
 	CHECK_EQ_U64(ptrec_report_build(&r, &d, &opt), 0);
-	d.process.arch = 183; /* EM_AARCH64 */
+	CHECK_EQ_U64(ptrec_minidump_build(&r, &md), 0);
+	at = stream(&md, 7, &size);
+	CHECK(at && size >= 56);
+	CHECK_EQ_U64(u16(&md, at), 12);          /* PROCESSOR_ARCHITECTURE_ARM64 */
+	CHECK_EQ_U64(u32(&md, at + 44), 0);      /* no x86 CPUID version */
+	at = stream(&md, 6, &size);
+	CHECK(at && size == 168);
+	CHECK_EQ_U64(u32(&md, at + 160), 912);
+	uint32_t c = u32(&md, at + 164);
+	uint32_t t7 = thread_entry(&md, 7);
+	CHECK(t7 && u32(&md, t7 + 40) == 912 && u32(&md, t7 + 44) == c);
+	CHECK(c && c + 912u <= md.size);
+	CHECK_EQ_U64(u32(&md, c), 0x00400003);   /* CONTEXT_ARM64 | CONTROL | INTEGER */
+	CHECK_EQ_U64(u32(&md, c + 4), 0x60000000); /* cpsr */
+	CHECK_EQ_U64(u64(&md, c + 8), 0x1000);   /* x0 */
+	CHECK_EQ_U64(u64(&md, c + 8 + 8 * 29), 0x1000 + 29); /* fp */
+	CHECK_EQ_U64(u64(&md, c + 8 + 8 * 30), 0x1000 + 30); /* lr */
+	CHECK_EQ_U64(u64(&md, c + 256), STACK7); /* sp */
+	CHECK_EQ_U64(u64(&md, c + 264), 0x555555555123); /* pc */
+	for (unsigned k = 272; k < 912; k += 8)  /* float and debug state: not in the dump */
+		CHECK_EQ_U64(u64(&md, c + k), 0);
+	ptrec_minidump_free(&md);
+
+	d.process.arch = 40; /* EM_ARM */
 	CHECK_EQ_U64((uint64_t)(int64_t)ptrec_minidump_build(&r, &md), (uint64_t)(int64_t)-PTREC_ENOSUPP);
 	CHECK_EQ_U64(md.size, 0);
-	d.process.arch = 0; /* 0: x86-64, as in dumps before the field */
-	CHECK_EQ_U64(ptrec_minidump_build(&r, &md), 0);
-	ptrec_minidump_free(&md);
 	ptrec_report_free(&r);
 	ptrec_dump_free(&d);
 	free(b.p);

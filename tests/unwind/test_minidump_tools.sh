@@ -14,6 +14,11 @@
 # - every thread of the dump is listed by both tools;
 # - every module has its build ID: minidump_stackwalk's debug identifier equals the one
 #   dump_syms computes from the file, lldb's UUID equals the file's GNU build ID.
+# - an aarch64 crash (the thread case, cross-built, run under qemu-user with the aarch64
+#   libptrec of PTREC_A64_BUILDDIR, as .ci/run's arm64 phase sets it; left out, saying so,
+#   without it): its minidump (ARM64 context and system info, written by this build's `ptrec
+#   minidump`) holds to the same spec in minidump_stackwalk (lldb is not asked: it would need
+#   the aarch64 libraries of the sysroot as its own).
 # Each tool's part is left out, saying so, when the tool is missing (configure:
 # MINIDUMP_STACKWALK, MINIDUMP_DUMP and DUMP_SYMS from the npm package minidump@0.26.0, LLDB);
 # with neither, the test SKIPs.
@@ -77,9 +82,10 @@ symbol_store() {
 	done
 }
 
-# check_case NAME EXE DUMP MINIDUMP: the spec above for one crash.
+# check_case NAME EXE DUMP MINIDUMP [nolldb]: the spec above for one crash.
 check_case() {
-	name=$1 exe=$2 dump=$3 md=$4
+	name=$1 exe=$2 dump=$3 md=$4 ask_lldb=$lldb
+	[ "${5:-}" != nolldb ] || ask_lldb=""
 	cases=$((cases + 1))
 	"$PTREC_TOOL" report "$dump" >"$work/$name.txt" 2>&1 || { fail "$name: ptrec report failed"; return; }
 	our_frames "$work/$name.txt" >"$work/$name.ours"
@@ -121,10 +127,10 @@ check_case() {
 		# every thread
 		wthreads=$(grep -c '^Thread [0-9]' "$work/$name.walk")
 		[ "$wthreads" = "$nthreads" ] || fail "$name: minidump_stackwalk lists $wthreads thread(s), the dump $nthreads"
-		# the crashed thread's frames: rip of each frame
+		# the crashed thread's frames: rip (pc on arm64) of each frame
 		awk '/^Thread [0-9]+ \(crashed\)/ { on = 1; next } on && /^Thread / { exit }
 		     on && /^ *[0-9]+  / { mod = ($2 ~ /!/) ? "m" : "-" }
-		     on && /rip = / { for (i = 1; i <= NF; i++) if ($i == "rip") print $(i + 2), mod }' \
+		     on && /(rip|pc) = / { for (i = 1; i <= NF; i++) if ($i == "rip" || $i == "pc") print $(i + 2), mod }' \
 			"$work/$name.walk" | sed 's/^0x0*/0x/' >"$work/$name.walkframes"
 		cut -d' ' -f1 "$work/$name.walkframes" | head -n "$(wc -l <"$work/$name.ours")" >"$work/$name.walkhead"
 		if cmp -s "$work/$name.ours" "$work/$name.walkhead"; then
@@ -159,7 +165,7 @@ check_case() {
 		[ "$nmods" -gt 0 ] || fail "$name: minidump_stackwalk lists no module"
 	fi
 
-	if [ -n "$lldb" ]; then
+	if [ -n "$ask_lldb" ]; then
 		timeout 300 "$lldb" --batch -o "target create \"$exe\" --core \"$md\"" \
 			-o 'thread backtrace all' -o 'image list' >"$work/$name.lldb" 2>&1 ||
 			{ fail "$name: lldb failed"; tail -n 20 "$work/$name.lldb"; }
@@ -227,6 +233,33 @@ d=$(dump_in "$work/run")
 [ -n "$d" ] || { echo "FAIL: ptrec run left no dump"; cat "$work/run.err"; exit 1; }
 [ -f "$d.dmp" ] || { fail "PTREC_MINIDUMP=1 under ptrec run wrote no $d.dmp"; cat "$work/run.err"; }
 [ ! -f "$d.dmp" ] || check_case run "$plain" "$d" "$d.dmp"
+
+# ---- 4. an aarch64 crash (qemu-user), its minidump written here: ARM64 context ------------------
+a64=${PTREC_A64_BUILDDIR:-}
+xcc=$(command -v aarch64-linux-gnu-gcc || true)
+if [ -z "$walk" ]; then
+	echo "note: aarch64 case not run: it is checked with minidump_stackwalk"
+elif [ -z "$a64" ] || [ ! -e "$a64/libptrec/.libs/libptrec.so" ] || [ -z "$xcc" ]; then
+	echo "note: aarch64 case not run: needs PTREC_A64_BUILDDIR (an aarch64 build tree: .ci/run's" \
+		"arm64 phase) and aarch64-linux-gnu-gcc"
+else
+	mkdir "$work/a64"
+	"$xcc" $opt -g -shared -fPIC -o "$work/a64/libunwind_lib.so" "$src/unwind_lib.c" &&
+	"$xcc" $opt -g -I"$top_srcdir/include" -o "$work/a64/unwind_crash" "$src/unwind_crash.c" \
+		-L"$work/a64" -lunwind_lib -L"$a64/libptrec/.libs" -lptrec -lpthread \
+		-Wl,-rpath,"$work/a64:$a64/libptrec/.libs" || exit 99
+	(cd "$work/a64" && PTREC_DIR="$work/a64" PTREC_REPORT_TIMEOUT_MS=0 timeout 120 \
+		"$work/a64/unwind_crash" thread >/dev/null 2>&1)
+	d=$(dump_in "$work/a64")
+	if [ -z "$d" ]; then
+		fail "aarch64: the thread crash under qemu-user left no dump"
+	else
+		"$PTREC_TOOL" minidump "$d" -o "$work/a64.dmp" || fail "aarch64: ptrec minidump failed"
+		cpu=$("$walk" -m "$work/a64.dmp" 2>/dev/null | sed -n 's/^CPU|\([^|]*\)|.*/\1/p')
+		[ "$cpu" = arm64 ] || fail "aarch64: minidump_stackwalk reads the CPU as '$cpu', not arm64"
+		check_case a64 "$work/a64/unwind_crash" "$d" "$work/a64.dmp" nolldb
+	fi
+fi
 
 echo "cases: $cases; frames minidump_stackwalk shows past our outermost (in no module): $extra_total"
 [ "$failed" = 0 ] || { echo "FAIL: $failed check(s) failed"; exit 1; }
