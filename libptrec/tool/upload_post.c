@@ -92,6 +92,36 @@ static int64_t header_retry_after(const char *headers)
 	return r;
 }
 
+/* 1 if prog can be run: a path that is executable, or a name found executable in PATH (as
+ * posix_spawnp looks it up).  Checked before spawning: where the spawn cannot report a missing
+ * program (under qemu-user the child exits 127 instead), the error is the same. */
+static int runnable(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char full[UPLOAD_PATH_MAX];
+		if ((size_t)snprintf(full, sizeof(full), "%.*s%s%s", (int)n, p, n ? "/" : "./", prog) <
+		        sizeof(full) && access(full, X_OK) == 0)
+			return 1;
+		if (!e)
+			return 0;
+		p = e;
+	}
+}
+
+static void no_curl(const char *curl)
+{
+	tool_error(NULL, -1, "upload: curl(1) is not installed (%s not found%s): ptrec "
+	           "upload posts through curl; install it (Debian: apt-get install "
+	           "curl) or give --curl PATH", curl, strchr(curl, '/') ? "" : " in PATH");
+}
+
 int upload_post(const char *curl, const char *url, const struct upload_field *fields,
                 size_t nfields, unsigned timeout_s, const char *workdir,
                 struct upload_reply *r)
@@ -106,6 +136,10 @@ int upload_post(const char *curl, const char *url, const struct upload_field *fi
 
 	memset(r, 0, sizeof(*r));
 	r->retry_after = -1;
+	if (!runnable(curl)) {
+		no_curl(curl);
+		return -1;
+	}
 	snprintf(cfg, sizeof(cfg), "%s/curl.conf", workdir);
 	snprintf(answer, sizeof(answer), "%s/answer", workdir);
 	snprintf(headers, sizeof(headers), "%s/headers", workdir);
@@ -162,9 +196,7 @@ int upload_post(const char *curl, const char *url, const struct upload_field *fi
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
 		if (rc == ENOENT)
-			tool_error(NULL, -1, "upload: curl(1) is not installed (%s not found%s): ptrec "
-			           "upload posts through curl; install it (Debian: apt-get install "
-			           "curl) or give --curl PATH", curl, strchr(curl, '/') ? "" : " in PATH");
+			no_curl(curl);
 		else
 			tool_error(curl, -1, "upload: cannot run curl: %s", strerror(rc));
 		return -1;
