@@ -869,8 +869,10 @@ void pt_flow_lookahead(struct ptrec_pt_flow *f, int want_tip)
 			f->nx.ip = 0;
 			release_held_lost_fup(f);
 			/* event trace: an event whose FUP pair or branch the overflow lost did
-			 * happen, before it; where, only its own FUP says (IP=1) */
-			pt_flow_release_cfe(f, 0);
+			 * happen, before it; where, only its own FUP says (IP=1).  So did the
+			 * CR3/VMCS change of a PIP/VMCS still waiting for its MOV CR3, far
+			 * branch or VMLAUNCH: the CFE/EVD first, then they, in packet order. */
+			pt_flow_release_br_held(f, 0);
 			f->evd_pending = 0;
 			nx_time(f);
 			ptrec_pt_time_update(&f->time, &pkt);

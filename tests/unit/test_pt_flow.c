@@ -2284,6 +2284,30 @@ static void test_status_events(void)
 	vmcs(&t, 0xa000);
 	pgd(&t, 0x7100);
 	CHECK_STR(events(&t, 0), "4100 [disabled] [vmcs a000] [cr3 5000]");
+	/* "An overflow ... packets are lost": a PIP/VMCS that an OVF follows before its MOV CR3,
+	 * far branch or VMLAUNCH was reached describes a change made before the overflow (its
+	 * packets came first); it is said before the `[overflow]`, not bound to the first such
+	 * instruction after it. */
+	start(&t, 0x4100);
+	pip(&t, 0xa000);
+	ovf(&t);
+	fup(&t, 0xc000);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[cr3 a000] [overflow] c000 [disabled]");
+	start(&t, 0x4000);
+	pip(&t, 0x5000);
+	vmcs(&t, 0xa000);
+	ovf(&t);
+	fup(&t, 0xb100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[cr3 5000] [vmcs a000] [overflow] b100 [disabled]");
+	/* An overflow that resolves with tracing off (TIP.PGE): the same. */
+	start(&t, 0x4000);
+	vmcs(&t, 0xa000);
+	ovf(&t);
+	pge(&t, 0x4100);
+	pgd(&t, 0);
+	CHECK_STR(events(&t, 0), "[vmcs a000] [overflow] [enabled] 4100 4101 [disabled]");
 	/* "While ContextEn or FilterEn is 0 (tracing off) PIP and VMCS are still generated": they
 	 * apply at once, before the TIP.PGE that turns tracing on. */
 	start(&t, 0);
