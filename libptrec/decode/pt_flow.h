@@ -46,7 +46,8 @@
  *   itself: no FUP, so they bind to that instruction; at once while tracing is off; not
  *   for those inside PSB+, which only restate the state; those an OVF follows before that
  *   instruction was reached, before the OVERFLOW: the change was made before it);
- *   MODE.Exec after the TIP/TIP.PGE it applies to.  Runs executed inside a TSX transaction carry PT_FLOW_RUN_SPECULATIVE.
+ *   MODE.Exec after the TIP/TIP.PGE it applies to.  Runs executed inside a TSX transaction
+ *   carry PT_FLOW_RUN_SPECULATIVE.
  * - Errors (bad packet, IP outside the image, undecodable instruction, a packet the code does not
  *   call for, empty return stack, ...) emit a GAP event (reason = the -PTREC_E* code, plus a
  *   text; the run's offset is where the decoder is, as ptxed reports it: the packet that

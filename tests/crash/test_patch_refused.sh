@@ -6,14 +6,8 @@
 # ptrec_status and in the crash dump's STATUS record, and nothing may be patched.  Without the
 # policy the same program's entries are all patched.  (issue 27)
 . "$top_srcdir/tests/common/qemu_user.sh"
-skip_on_aarch64 "the entry patcher (ptrec_init writing calls into GCC's -fpatchable-function-entry" \
-	"NOPs) is x86-64 code; for aarch64 GCC, ptrec cflags gives -finstrument-functions"
 . "$top_srcdir/tests/crash/recipe_common.sh"
-command -v gcc >/dev/null 2>&1 || { echo "SKIP: gcc not found"; exit 77; }
-[ ! -e /sys/bus/event_source/devices/intel_pt ] && [ ! -e /sys/bus/event_source/devices/intel_bts ] ||
-	{ echo "SKIP: this machine has PT or BTS: the automatic choice would not patch"; exit 77; }
-instr=$(CC=gcc "$PTREC_TOOL" cflags) || fail "ptrec cflags failed for gcc"
-case "$instr" in *-fpatchable-function-entry=*) ;; *) fail "gcc flags are not patchable entries: $instr" ;; esac
+patch_test_setup
 
 cat >"$work/refuse.c" <<'C'
 #include <stdio.h>

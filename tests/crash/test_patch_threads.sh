@@ -7,14 +7,9 @@
 # instrumented backend is refused saying why, and the thread and the program run on unharmed.
 # A library dlopen'ed after ptrec_init has its entries patched as it loads.  (issue 27)
 . "$top_srcdir/tests/common/qemu_user.sh"
-skip_on_aarch64 "the entry patcher (ptrec_init writing calls into GCC's -fpatchable-function-entry" \
-	"NOPs) is x86-64 code; for aarch64 GCC, ptrec cflags gives -finstrument-functions"
 . "$top_srcdir/tests/crash/recipe_common.sh"
-command -v gcc >/dev/null 2>&1 || { echo "SKIP: gcc not found"; exit 77; }
-[ ! -e /sys/bus/event_source/devices/intel_pt ] && [ ! -e /sys/bus/event_source/devices/intel_bts ] ||
-	{ echo "SKIP: this machine has PT or BTS: the automatic choice would not patch"; exit 77; }
+patch_test_setup
 [ -r /proc/self/task/$$/syscall ] || { echo "SKIP: /proc/PID/task/TID/syscall is not readable here"; exit 77; }
-instr=$(CC=gcc "$PTREC_TOOL" cflags) || fail "ptrec cflags failed for gcc"
 
 cat >"$work/threads.c" <<'C'
 #include <dlfcn.h>
