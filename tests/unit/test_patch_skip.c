@@ -13,6 +13,8 @@
 #include "capture/patch_skip.h"
 
 /* Functions of this program to look up (global: in .symtab, and not inlined away). */
+int skip_probe_alpha(int x);
+int skip_probe_alphabet(int x);
 __attribute__((noinline, used)) int skip_probe_alpha(int x) { return x + 1; }
 __attribute__((noinline, used)) int skip_probe_alphabet(int x) { return x + 2; }
 
