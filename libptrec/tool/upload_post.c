@@ -92,29 +92,6 @@ static int64_t header_retry_after(const char *headers)
 	return r;
 }
 
-/* 1 if prog can be run: a path that is executable, or a name found executable in PATH (as
- * posix_spawnp looks it up).  Checked before spawning: where the spawn cannot report a missing
- * program (under qemu-user the child exits 127 instead), the error is the same. */
-static int runnable(const char *prog)
-{
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0;
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/bin:/usr/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		char full[UPLOAD_PATH_MAX];
-		if ((size_t)snprintf(full, sizeof(full), "%.*s%s%s", (int)n, p, n ? "/" : "./", prog) <
-		        sizeof(full) && access(full, X_OK) == 0)
-			return 1;
-		if (!e)
-			return 0;
-		p = e;
-	}
-}
-
 static void no_curl(const char *curl)
 {
 	tool_error(NULL, -1, "upload: curl(1) is not installed (%s not found%s): ptrec "
@@ -127,7 +104,7 @@ int upload_post(const char *curl, const char *url, const struct upload_field *fi
                 struct upload_reply *r)
 {
 	char cfg[UPLOAD_PATH_MAX], answer[UPLOAD_PATH_MAX], headers[UPLOAD_PATH_MAX];
-	char code[UPLOAD_PATH_MAX], errs[UPLOAD_PATH_MAX], buf[8192];
+	char code[UPLOAD_PATH_MAX], errs[UPLOAD_PATH_MAX], buf[8192], prog[UPLOAD_PATH_MAX];
 	char *argv[] = {(char *)"curl", (char *)"--config", cfg, NULL};
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
@@ -136,7 +113,10 @@ int upload_post(const char *curl, const char *url, const struct upload_field *fi
 
 	memset(r, 0, sizeof(*r));
 	r->retry_after = -1;
-	if (!runnable(curl)) {
+	/* found (PATH as execvp looks it up) and executable before anything is spawned: where the
+	 * spawn cannot report a missing program (under qemu-user the child exits 127), the error
+	 * is the same */
+	if (run_target_find(curl, prog, sizeof(prog)) != 0 || access(prog, X_OK) != 0) {
 		no_curl(curl);
 		return -1;
 	}
@@ -191,8 +171,7 @@ int upload_post(const char *curl, const char *url, const struct upload_field *fi
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, code, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_addopen(&fa, 2, errs, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	rc = strchr(curl, '/') ? posix_spawn(&pid, curl, &fa, NULL, argv, environ)
-	                       : posix_spawnp(&pid, curl, &fa, NULL, argv, environ);
+	rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
 		if (rc == ENOENT)
