@@ -1,16 +1,19 @@
-/* patch_entries.c — writes `call __ptrec_fentry` into the patchable function entries of the
+/* patch_entries.c — writes calls of __ptrec_fentry into the patchable function entries of the
  * modules that registered them (patch_entries.h has the contract, doc/instrumented.md the
  * design and what was measured).
  *
  * Per entry: the address must lie in an executable, readable PT_LOAD segment of the module that
- * registered it (dl_iterate_phdr), its five bytes must be a NOP sled (GCC: five 0x90; Clang: one
- * 0f 1f 44 00 xx) or already the call, and the hook must be within a rel32 call's reach (the
- * module's own stub otherwise, which always is).  The page (two when the entry crosses a page
- * boundary) is made writable while staying executable, since other threads may be running code
- * on it, and given back its segment's protection right after; the five bytes are written with
- * one atomic store when they sit in one aligned 8- or 16-byte block (always for GCC's
- * 16-byte-aligned functions, with or without endbr64), so another thread entering the function
- * runs either the NOPs or the whole call.
+ * registered it (dl_iterate_phdr), its bytes must be a NOP sled or already the call, and the hook
+ * must be within the call's reach (the module's own stub otherwise, which always is).
+ * - x86-64: five bytes (GCC: five 0x90; Clang: one 0f 1f 44 00 xx) become `call rel32`, written
+ *   with one atomic store when they sit in one aligned 8- or 16-byte block (always for GCC's
+ *   16-byte-aligned functions, with or without endbr64), so another thread entering the
+ *   function runs either the NOPs or the whole call.
+ * - aarch64: two NOPs become `mov x9, x30; bl` (write_entry says in which order), and the
+ *   instruction cache is synchronized.
+ * The page (two when the entry crosses a page boundary) is made writable while staying
+ * executable, since other threads may be running code on it, and given back its segment's
+ * protection right after.
  *
  * Init time only (ptrec_init, dlopen constructors), under a mutex; never in the crash path. */
 #include "config.h"
@@ -97,6 +100,52 @@ static int seg_prot(const struct patch_find *f, uintptr_t a)
 	return -1;
 }
 
+#if defined(__aarch64__)
+/* The two instructions of a patched entry, and a NOP (little-endian words). */
+#define A64_NOP 0xd503201fu
+#define A64_MOV_X9_X30 0xaa1e03e9u /* orr x9, xzr, x30 */
+#define A64_BL 0x94000000u         /* bl, imm26 = word offset */
+
+static int is_nop_sled(const uint8_t *b)
+{
+	uint32_t w[2];
+	memcpy(w, b, sizeof(w));
+	return w[0] == A64_NOP && w[1] == A64_NOP;
+}
+
+/* `mov x9, x30; bl target` placed at address at, in ins; 0 when target is beyond a bl's
+ * reach (128 MiB). */
+static int make_call(uintptr_t at, uintptr_t target, uint8_t ins[PTREC_PATCH_BYTES])
+{
+	int64_t rel = (int64_t)(target - (at + 4));
+	if (!target || (rel & 3) || rel < -(1ll << 27) || rel >= (1ll << 27))
+		return 0;
+	uint32_t w[2] = {A64_MOV_X9_X30, A64_BL | ((uint32_t)(rel >> 2) & 0x3ffffffu)};
+	memcpy(ins, w, sizeof(w));
+	return 1;
+}
+
+/* Writes ins over the two NOPs at a (writable now): one 8-byte store when they share an aligned
+ * doubleword (a function without BTI), else the `mov x9, x30` first and then the `bl`, so that
+ * another thread entering the function runs NOP-NOP, mov-NOP or the whole pair, never a bl
+ * without the mov (only NOP, B and BL may be changed under a running CPU, and mov-NOP does
+ * nothing that matters).  Then the instruction cache is made to see the new words. */
+static void write_entry(uintptr_t a, const uint8_t ins[PTREC_PATCH_BYTES])
+{
+	if (!(a & 7)) {
+		uint64_t v;
+		memcpy(&v, ins, sizeof(v));
+		__atomic_store_n((uint64_t *)a, v, __ATOMIC_SEQ_CST);
+	} else {
+		uint32_t w[2];
+		memcpy(w, ins, sizeof(w));
+		__atomic_store_n((uint32_t *)a, w[0], __ATOMIC_SEQ_CST);
+		__builtin___clear_cache((char *)a, (char *)a + 4);
+		__atomic_store_n((uint32_t *)(a + 4), w[1], __ATOMIC_SEQ_CST);
+	}
+	__builtin___clear_cache((char *)a, (char *)a + PTREC_PATCH_BYTES);
+}
+#else
 static int is_nop_sled(const uint8_t *b)
 {
 	static const uint8_t nop1[PTREC_PATCH_BYTES] = {0x90, 0x90, 0x90, 0x90, 0x90};
@@ -126,7 +175,6 @@ static void write_entry(uintptr_t a, const uint8_t ins[PTREC_PATCH_BYTES])
 		uint64_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
 		memcpy((uint8_t *)&v + (a & 7), ins, PTREC_PATCH_BYTES);
 		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
-#if defined(__x86_64__) /* (aarch64 modules register no entries: patch_module.c) */
 	} else if ((a & 15) <= 16 - PTREC_PATCH_BYTES) {
 		uint64_t *w = (uint64_t *)(a & ~(uintptr_t)15);
 		uint64_t old[2] = {__atomic_load_n(&w[0], __ATOMIC_RELAXED),
@@ -141,13 +189,13 @@ static void write_entry(uintptr_t a, const uint8_t ins[PTREC_PATCH_BYTES])
 			                 : "b"(nv[0]), "c"(nv[1])
 			                 : "memory", "cc");
 		} while (!ok);
-#endif
 	} else {
 		volatile uint8_t *b = (volatile uint8_t *)a;
 		for (int i = PTREC_PATCH_BYTES - 1; i >= 0; i--)
 			b[i] = ins[i];
 	}
 }
+#endif
 
 /* Pages [lo, hi) currently writable, and the protection to give back. */
 struct patch_window {
@@ -316,7 +364,7 @@ static unsigned threads_running(void)
 }
 
 /* Waits up to about 200 ms for the other threads to be blocked in system calls; returns how
- * many still run code.  A thread stopped inside an entry's five one-byte NOPs when the call is
+ * many still run code.  A thread stopped inside an entry's NOPs when the call is
  * written there would resume in the middle of the call; one blocked in a system call is not
  * there, and one entering a function meanwhile runs the NOPs or the whole call. */
 static unsigned threads_settle(void)

@@ -1,9 +1,10 @@
-/* patch_entries.h — the GCC build of the instrumented backend: `ptrec cflags` gives GCC
- * -fpatchable-function-entry=5, which leaves five bytes of NOPs at the entry of every function
- * that is emitted (after inlining, also under LTO, where -pg is lost) and lists their addresses
- * in the module's __patchable_function_entries section.  At ptrec_init, when the instrumented
- * backend is chosen, each listed entry becomes `call __ptrec_fentry` (the entry hook of
- * -mfentry, capture/soft_hooks.c), so records, decoder and reports are those of -mfentry.
+/* patch_entries.h — the patchable-entry builds of the instrumented backend: `ptrec cflags`
+ * gives -fpatchable-function-entry=5 (x86-64, GCC and Clang) or =2 (aarch64, GCC), which leaves
+ * NOPs at the entry of every function that is emitted (after inlining, also under LTO, where -pg
+ * is lost) and lists their addresses in the module's __patchable_function_entries section.  At
+ * ptrec_init, when the instrumented backend is chosen, each listed entry becomes a call of
+ * __ptrec_fentry (the entry hook, capture/soft_hooks.c), so records, decoder and reports are
+ * those of -mfentry.
  *
  * Every module (executable or shared library) linked with `pkg-config --libs libptrec` carries
  * patch_module.c from libptrec_hooks.a (forced in by -Wl,-u,__ptrec_patch_module): its
@@ -22,8 +23,15 @@
 
 #include "capture/backend.h"
 
-/* Bytes of NOPs at each entry (the N of -fpatchable-function-entry=N): one `call rel32`. */
+/* Bytes of NOPs at each entry: x86-64, -fpatchable-function-entry=5, room for one
+ * `call rel32`; aarch64, -fpatchable-function-entry=2, two NOPs that become
+ * `mov x9, x30; bl __ptrec_fentry` (the hook finds the caller's return address in x9 and
+ * gives it back to x30). */
+#if defined(__aarch64__)
+#define PTREC_PATCH_BYTES 8
+#else
 #define PTREC_PATCH_BYTES 5
+#endif
 
 /* One module's registration.  Lives in the module (static storage of patch_module.c). */
 struct ptrec_patch_module {

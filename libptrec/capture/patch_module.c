@@ -20,13 +20,16 @@ __attribute__((visibility("hidden"))) struct ptrec_patch_module __ptrec_patch_mo
 	.struct_size = sizeof(struct ptrec_patch_module),
 };
 
-/* x86-64 only: on aarch64 (GCC builds use -finstrument-functions there) no module registers. */
-#if defined(__x86_64__)
+/* x86-64 and aarch64 (the architectures with an entry hook and a patcher). */
+#if defined(__x86_64__) || defined(__aarch64__)
 void __ptrec_fentry(void);
 
-/* The module's way to the hook that a rel32 call always reaches: a jump through its GOT (for a
- * shared library mapped more than 2 GiB away from every copy of the hook). */
+/* The module's way to the hook that a call from any entry reaches: a jump through its GOT (for a
+ * shared library mapped beyond a rel32 call's 2 GiB, or a bl's 128 MiB, from every copy of the
+ * hook).  aarch64: x16 is the intra-procedure-call scratch register, and the hook starts with
+ * BTI c, which a br x16 may land on. */
 __attribute__((visibility("hidden"))) void __ptrec_patch_stub(void);
+#if defined(__x86_64__)
 __asm__(".text\n"
         "\t.globl __ptrec_patch_stub\n"
         "\t.hidden __ptrec_patch_stub\n"
@@ -34,6 +37,18 @@ __asm__(".text\n"
         "__ptrec_patch_stub:\n"
         "\tjmp *__ptrec_fentry@GOTPCREL(%rip)\n"
         "\t.size __ptrec_patch_stub, .-__ptrec_patch_stub\n");
+#else
+__asm__(".text\n"
+        "\t.p2align 2\n"
+        "\t.globl __ptrec_patch_stub\n"
+        "\t.hidden __ptrec_patch_stub\n"
+        "\t.type __ptrec_patch_stub, %function\n"
+        "__ptrec_patch_stub:\n"
+        "\tadrp x16, :got:__ptrec_fentry\n"
+        "\tldr x16, [x16, #:got_lo12:__ptrec_fentry]\n"
+        "\tbr x16\n"
+        "\t.size __ptrec_patch_stub, .-__ptrec_patch_stub\n");
+#endif
 
 __attribute__((constructor, no_instrument_function)) static void patch_module_register(void)
 {

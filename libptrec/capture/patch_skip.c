@@ -167,10 +167,14 @@ int ptrec_skip_find(struct ptrec_skip_names *names, const char *path, uintptr_t 
 
 int ptrec_skip_has(const struct ptrec_skip_addrs *s, uintptr_t entry)
 {
-	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+#if defined(__aarch64__)
+	static const uint8_t landing[4] = {0x5f, 0x24, 0x03, 0xd5}; /* bti c */
+#else
+	static const uint8_t landing[4] = {0xf3, 0x0f, 0x1e, 0xfa}; /* endbr64 */
+#endif
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->addr[i] == entry ||
-		    (s->addr[i] + 4 == entry && !memcmp((const void *)s->addr[i], endbr64, 4)))
+		    (s->addr[i] + 4 == entry && !memcmp((const void *)s->addr[i], landing, 4)))
 			return 1;
 	return 0;
 }

@@ -48,7 +48,8 @@ int ptrec_skip_find(struct ptrec_skip_names *names, const char *path, uintptr_t 
                     struct ptrec_skip_addrs *out, const char **why);
 
 /* 1 if the patchable entry at entry belongs to a function in s: it starts there, or 4 bytes
- * before it with the endbr64 that -fcf-protection puts first. */
+ * before it with the endbr64 that -fcf-protection puts first (x86-64) or the BTI c of
+ * -mbranch-protection (aarch64). */
 int ptrec_skip_has(const struct ptrec_skip_addrs *s, uintptr_t entry);
 
 #endif

@@ -6,11 +6,12 @@
  * - `-finstrument-functions` (GCC) and `-finstrument-functions-after-inlining` (Clang) call
  *   __cyg_profile_func_enter(fn, call_site) at function entry and __cyg_profile_func_exit at
  *   exit: a CALL record (a = call site, b = fn) and a RET record (a = fn, b = call site).
- * - `-pg -mfentry -mfentry-name=__ptrec_fentry` (GCC, the recommended GCC build) calls
- *   __ptrec_fentry first thing in every function that was not inlined: an ENTRY record
- *   (a = call site, b = the hook's return address, x = the stack pointer's bits 3..30); the
- *   decoder infers returns from the stack pointer of later entries.
- *   (x86-64 only: aarch64 has no -mfentry; GCC builds there use -finstrument-functions.)
+ * - __ptrec_fentry is called first thing in every function that was not inlined: from the
+ *   patchable entries that ptrec_init patches (patch_entries.c; x86-64 `call`, aarch64
+ *   `mov x9, x30; bl`), or from `-pg -mfentry -mfentry-name=__ptrec_fentry` (GCC, x86-64).
+ *   An ENTRY record (a = call site, b = the hook's return address, x = the stack pointer's
+ *   bits 3..30 at the callee's entry); the decoder infers returns from the stack pointer of
+ *   later entries.
  * - `-fsanitize-coverage=trace-pc` calls __sanitizer_cov_trace_pc() at every edge: an EDGE
  *   record (a = the instrumented site).
  *
@@ -33,7 +34,7 @@
 HOOK void __cyg_profile_func_enter(void *fn, void *call_site);
 HOOK void __cyg_profile_func_exit(void *fn, void *call_site);
 HOOK void __sanitizer_cov_trace_pc(void);
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 HOOK void __ptrec_fentry(void);
 #endif
 
@@ -122,4 +123,83 @@ __attribute__((naked)) HOOK void __ptrec_fentry(void)
 }
 _Static_assert(PTREC_SOFT_ENTRY < 16 && sizeof(((struct ptrec_ring *)0)->soft_seen) == 4,
                "__ptrec_fentry's kind and soft_seen stores");
+#endif
+
+#if defined(__aarch64__)
+#include <stddef.h>
+
+/* The ring's fields the hook reads, as numbers for the assembly below (GCC has no naked
+ * functions on aarch64, so it is a file-scope asm, which takes no operands). */
+#define A64_MASK 72
+#define A64_HEAD 64
+#define A64_DATA 48
+#define A64_SEEN 88
+#define A64_STR_(x) #x
+#define A64_STR(x) A64_STR_(x)
+_Static_assert(offsetof(struct ptrec_ring, soft_mask) == A64_MASK &&
+               offsetof(struct ptrec_ring, head) == A64_HEAD &&
+               offsetof(struct ptrec_ring, data) == A64_DATA &&
+               offsetof(struct ptrec_ring, soft_seen) == A64_SEEN &&
+               sizeof(((struct ptrec_ring *)0)->soft_seen) == 4 && PTREC_SOFT_ENTRY == 5,
+               "__ptrec_fentry's offsets, kind and soft_seen stores");
+
+/* Called by the patched entry `mov x9, x30; bl __ptrec_fentry` (through the module's stub,
+ * `br x16`, when out of a bl's reach) before the callee's prologue: x0..x8 may hold arguments
+ * and x30 is the callee's return address moved to x9; x9..x17 are temporaries the callee may
+ * clobber anyway (GCC keeps no value in them across a call of a function with a patchable
+ * entry: -fipa-ra does not narrow those).  So the hook uses only x9..x17, no stack, and
+ * returns with x30 = x9 to x30's value at its entry, the instruction after the bl (`ret x16`:
+ * BTI does not check returns).  It starts with BTI c for the stub's br x16.  What it does is
+ * ptrec_soft_put() (soft_write.h) of PTREC_SOFT_W0(PTREC_SOFT_ENTRY, a, x) and
+ * PTREC_SOFT_W1(b, x), a = x9 (the call site), b = x30 (in the callee), both with the bits above
+ * the 48-bit address cleared (pointer authentication), x = sp >> 3 (the callee's entry stack
+ * pointer: bl pushes nothing); test_soft_ring checks the record and the registers. */
+__asm__(".text\n"
+	"\t.p2align 4\n"
+	"\t.globl __ptrec_fentry\n"
+	"\t.type __ptrec_fentry, %function\n"
+	"__ptrec_fentry:\n"
+	"\thint #34\n" /* bti c */
+	/* the gate (hook_gate.h): nothing else is touched while a crash is handled */
+	"\tadrp x16, :got:__ptrec_hook_gate\n"
+	"\tldr x16, [x16, #:got_lo12:__ptrec_hook_gate]\n"
+	"\tldr w17, [x16]\n"
+	"\tcbnz w17, 2f\n"
+	/* x16 = the thread's ring (initial-exec TLS, never NULL) */
+	"\tmrs x16, tpidr_el0\n"
+	"\tadrp x17, :gottprel:__ptrec_soft_tls\n"
+	"\tldr x17, [x17, #:gottprel_lo12:__ptrec_soft_tls]\n"
+	"\tldr x16, [x16, x17]\n"
+	"\tldr x17, [x16, #" A64_STR(A64_MASK) "]\n"
+	"\tcbz x17, 3f\n"
+	/* x11 = the record's address: data + (head & mask) */
+	"\tldr x10, [x16, #" A64_STR(A64_HEAD) "]\n"
+	"\tldr x11, [x16, #" A64_STR(A64_DATA) "]\n"
+	"\tand x12, x10, x17\n"
+	"\tadd x11, x11, x12\n"
+	"\tmov x12, sp\n"
+	"\tlsr x12, x12, #3\n"
+	/* w0 = ENTRY << 60 | (x & 0xfff) << 48 | a */
+	"\tand x13, x9, #0xffffffffffff\n"
+	"\tbfi x13, x12, #48, #12\n"
+	"\tmovz x14, #0x5000, lsl #48\n"
+	"\torr x13, x13, x14\n"
+	/* w1 = (x >> 12 & 0xffff) << 48 | b */
+	"\tand x14, x30, #0xffffffffffff\n"
+	"\tlsr x15, x12, #12\n"
+	"\tbfi x14, x15, #48, #16\n"
+	"\tstp x13, x14, [x11]\n"
+	/* then the head that publishes the record */
+	"\tadd x10, x10, #16\n"
+	"\tstr x10, [x16, #" A64_STR(A64_HEAD) "]\n"
+	"2:\tmov x16, x30\n"
+	"\tmov x30, x9\n"
+	"\tret x16\n"
+	/* not recording: note that a hook ran (ptrec_soft_no_ring) */
+	"3:\tldr w17, [x16, #" A64_STR(A64_SEEN) "]\n"
+	"\tcbnz w17, 2b\n"
+	"\tmov w17, #1\n"
+	"\tstr w17, [x16, #" A64_STR(A64_SEEN) "]\n"
+	"\tb 2b\n"
+	"\t.size __ptrec_fentry, .-__ptrec_fentry\n");
 #endif

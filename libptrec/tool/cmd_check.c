@@ -89,9 +89,8 @@ static int check_one(const char *path)
 		ptrec_elf_close(&elf);
 		return TOOL_EXIT_INPUT;
 	}
-	/* patchable entries record where they are registered, and on x86-64 only: ptrec_init's
-	 * patcher writes x86 calls (aarch64 builds get -finstrument-functions) */
-	patched = s.patch_registered && elf.machine == PTREC_EM_X86_64;
+	/* patchable entries record where they are registered (ptrec_init writes the calls) */
+	patched = s.patch_registered;
 	for (int k = 0; k < PTREC_INSTR_KINDS_; k++)
 		if (k != PTREC_INSTR_PATCHABLE || patched)
 			total += s.by_kind[k];
@@ -118,11 +117,7 @@ static int check_one(const char *path)
 	}
 	printf("%s: records nothing: ", path);
 	const char *asked = asked_name(s.asked);
-	if (s.by_kind[PTREC_INSTR_PATCHABLE] && elf.machine != PTREC_EM_X86_64)
-		printf("it has %u patchable function entries, but libptrec writes calls into them on "
-		       "x86-64 only; rebuild with what `ptrec cflags` prints for this compiler "
-		       "(aarch64: -finstrument-functions)", s.by_kind[PTREC_INSTR_PATCHABLE]);
-	else if (s.by_kind[PTREC_INSTR_PATCHABLE])
+	if (s.by_kind[PTREC_INSTR_PATCHABLE])
 		printf("it has %u patchable function entries (built with `ptrec cflags`) but was not "
 		       "linked with `pkg-config --libs libptrec` (no __ptrec_patch_register import): "
 		       "nothing registers them, so no call is written in", s.by_kind[PTREC_INSTR_PATCHABLE]);

@@ -83,17 +83,17 @@ report_calls() {
 	     on && /^$/ {on = 0}' "$1" | tac | tr '\n' ' ' | sed 's/ $//'
 }
 
-# patch_test_setup: what the tests of GCC's patchable entries (test_patch_*.sh) need: SKIPs on
-# aarch64 (the entry patcher is x86-64 code), without gcc, or where PT or BTS would be chosen
-# (nothing is patched then); sets $instr to `ptrec cflags` for gcc (patchable entries).
+# patch_test_setup: what the tests of GCC's patchable entries (test_patch_*.sh) need: SKIPs
+# without GCC, or where PT or BTS would be chosen (nothing is patched then); sets $gcc (the
+# host's gcc, or the cross build's own GCC under qemu-user) and $instr to `ptrec cflags` for it
+# (patchable entries).
 patch_test_setup() {
-	skip_on_aarch64 "the entry patcher (ptrec_init writing calls into GCC's" \
-		"-fpatchable-function-entry NOPs) is x86-64 code; for aarch64 GCC, ptrec cflags gives" \
-		"-finstrument-functions"
-	command -v gcc >/dev/null 2>&1 || { echo "SKIP: gcc not found"; exit 77; }
+	gcc=gcc
+	under_qemu_user && gcc=$CC
+	command -v "${gcc%% *}" >/dev/null 2>&1 || { echo "SKIP: $gcc not found"; exit 77; }
 	[ ! -e /sys/bus/event_source/devices/intel_pt ] && [ ! -e /sys/bus/event_source/devices/intel_bts ] ||
 		{ echo "SKIP: this machine has PT or BTS: the automatic choice would not patch"; exit 77; }
-	instr=$(CC=gcc "$PTREC_TOOL" cflags) || fail "ptrec cflags failed for gcc"
+	instr=$(CC=$gcc "$PTREC_TOOL" cflags) || fail "ptrec cflags failed for $gcc"
 	case "$instr" in
 	*-fpatchable-function-entry=*) ;;
 	*) fail "gcc flags are not patchable entries: $instr" ;;

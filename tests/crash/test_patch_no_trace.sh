@@ -12,9 +12,9 @@ patch_test_setup
 d="$work/skip"
 mkdir "$d"
 # shellcheck disable=SC2086
-(cd "$d" && gcc -O2 $instr -fPIC -c "$work/lib.c" -o lib.o && gcc -shared -o libcell.so lib.o $link_libs &&
- gcc -O2 $instr -I"$top_srcdir/include" -c "$work/main.c" -o main.o &&
- gcc -o prog main.o -L. -lcell -Wl,-rpath,"$d" $link_libs) >"$d/build.log" 2>&1 ||
+(cd "$d" && $gcc -O2 $instr -fPIC -c "$work/lib.c" -o lib.o && $gcc -shared -o libcell.so lib.o $link_libs &&
+ $gcc -O2 $instr -I"$top_srcdir/include" -c "$work/main.c" -o main.o &&
+ $gcc -o prog main.o -L. -lcell -Wl,-rpath,"$d" $link_libs) >"$d/build.log" 2>&1 ||
 	{ cat "$d/build.log"; fail "build failed"; }
 
 # crash NAME [PTREC_NO_TRACE]: runs the program into its crash; the report in $d/NAME.txt.
@@ -47,7 +47,7 @@ expect unknown "app_one lib_entry lib_step lib_leaf" \
 	"call __ptrec_fentry (1 left out by PTREC_NO_TRACE; no function no_such_function)"
 
 # A stripped library keeps .dynsym, where its exported functions are.
-strip "$d/libcell.so" || fail "strip failed"
+"${STRIP:-strip}" "$d/libcell.so" || fail "${STRIP:-strip} failed"
 crash stripped "lib_step"
 expect stripped "app_one app_two lib_entry lib_leaf" "call __ptrec_fentry (1 left out by PTREC_NO_TRACE)"
 echo PASS

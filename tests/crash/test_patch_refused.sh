@@ -42,10 +42,10 @@ C
 d="$work/refuse"
 mkdir "$d"
 # shellcheck disable=SC2086
-(cd "$d" && gcc -O2 $instr -fPIC -c "$work/lib.c" -o lib.o && gcc -shared -o libcell.so lib.o $link_libs &&
- gcc -O2 $instr -I"$top_srcdir/include" -c "$work/refuse.c" -o refuse.o &&
- gcc -O2 $instr -c "$work/app.c" -o app.o &&
- gcc -o prog refuse.o app.o -L. -lcell -Wl,-rpath,"$d" $link_libs) >"$d/build.log" 2>&1 ||
+(cd "$d" && $gcc -O2 $instr -fPIC -c "$work/lib.c" -o lib.o && $gcc -shared -o libcell.so lib.o $link_libs &&
+ $gcc -O2 $instr -I"$top_srcdir/include" -c "$work/refuse.c" -o refuse.o &&
+ $gcc -O2 $instr -c "$work/app.c" -o app.o &&
+ $gcc -o prog refuse.o app.o -L. -lcell -Wl,-rpath,"$d" $link_libs) >"$d/build.log" 2>&1 ||
 	{ cat "$d/build.log"; fail "build failed"; }
 run() { (cd "$d" && PTREC_DIR="$d" PTREC_REPORT_TIMEOUT_MS=0 PTREC_SYSLOG=none \
 	LD_LIBRARY_PATH="$libs" exec ./prog "$@") >"$d/out" 2>&1; }

@@ -105,6 +105,94 @@ static int fentry_regs_changed(void)
 		}
 	return changed;
 }
+#elif defined(__aarch64__)
+/* A function with a patched entry (patch_entries.c): `mov x9, x30; bl __ptrec_fentry` first
+ * thing, before its prologue.  It returns its entry stack pointer. */
+uint64_t entered(void);
+__asm__(".text\n"
+        ".p2align 3\n"
+        ".globl entered\n"
+        ".type entered, %function\n"
+        "entered:\n"
+        "\tmov x9, x30\n"
+        "\tbl __ptrec_fentry\n"
+        "\tmov x0, sp\n"
+        "\tret\n"
+        ".size entered, .-entered\n");
+
+/* Its caller, so that the call site is known exactly: entered_return is the return address
+ * the bl to entered leaves in x30. */
+uint64_t call_entered(void);
+extern const char entered_return[];
+__asm__(".text\n"
+        ".globl call_entered\n"
+        ".globl entered_return\n"
+        ".type call_entered, %function\n"
+        "call_entered:\n"
+        "\tstp x29, x30, [sp, #-16]!\n"
+        "\tbl entered\n"
+        "entered_return:\n"
+        "\tldp x29, x30, [sp], #16\n"
+        "\tret\n"
+        ".size call_entered, .-call_entered\n");
+
+/* fentry_regs(out): calls __ptrec_fentry as a patched entry does, with a distinct value in
+ * every register an entry may hold live (x0..x8, x19..x30: 0x1000 + the register's number),
+ * and stores what they hold after it in out[0..20] (x0..x8, then x19..x30). */
+void fentry_regs(uint64_t *out);
+__asm__(".text\n"
+        ".globl fentry_regs\n"
+        ".type fentry_regs, %function\n"
+        "fentry_regs:\n"
+        "\tstp x29, x30, [sp, #-112]!\n"
+        "\tstp x19, x20, [sp, #16]\n\tstp x21, x22, [sp, #32]\n\tstp x23, x24, [sp, #48]\n"
+        "\tstp x25, x26, [sp, #64]\n\tstp x27, x28, [sp, #80]\n\tstr x0, [sp, #96]\n"
+        "\tmov x0, #0x1000\n\tmov x1, #0x1001\n\tmov x2, #0x1002\n\tmov x3, #0x1003\n"
+        "\tmov x4, #0x1004\n\tmov x5, #0x1005\n\tmov x6, #0x1006\n\tmov x7, #0x1007\n"
+        "\tmov x8, #0x1008\n\tmov x19, #0x1013\n\tmov x20, #0x1014\n\tmov x21, #0x1015\n"
+        "\tmov x22, #0x1016\n\tmov x23, #0x1017\n\tmov x24, #0x1018\n\tmov x25, #0x1019\n"
+        "\tmov x26, #0x101a\n\tmov x27, #0x101b\n\tmov x28, #0x101c\n\tmov x29, #0x101d\n"
+        "\tmov x30, #0x101e\n"
+        "\tmov x9, x30\n"
+        "\tbl __ptrec_fentry\n"
+        "\tldr x10, [sp, #96]\n"
+        "\tstp x0, x1, [x10, #0]\n\tstp x2, x3, [x10, #16]\n\tstp x4, x5, [x10, #32]\n"
+        "\tstp x6, x7, [x10, #48]\n\tstp x8, x19, [x10, #64]\n\tstp x20, x21, [x10, #80]\n"
+        "\tstp x22, x23, [x10, #96]\n\tstp x24, x25, [x10, #112]\n"
+        "\tstp x26, x27, [x10, #128]\n\tstp x28, x29, [x10, #144]\n\tstr x30, [x10, #160]\n"
+        "\tldp x19, x20, [sp, #16]\n\tldp x21, x22, [sp, #32]\n\tldp x23, x24, [sp, #48]\n"
+        "\tldp x25, x26, [sp, #64]\n\tldp x27, x28, [sp, #80]\n"
+        "\tldp x29, x30, [sp], #112\n"
+        "\tret\n"
+        ".size fentry_regs, .-fentry_regs\n");
+
+/* The entry hook changes no register a patched entry may hold live: the arguments (x0..x7),
+ * x8 (indirect result), the callee-saved ones, x29 and x30 (given back from x9); whether it
+ * records (ring), notes (no ring) or stays out (hooks stopped).  Returns how many registers
+ * came back changed. */
+static int fentry_regs_changed(void)
+{
+	uint64_t out[21];
+	int changed = 0;
+	fentry_regs(out);
+	for (int i = 0; i < 21; i++) {
+		unsigned reg = i < 9 ? (unsigned)i : (unsigned)i + 10;
+		if (out[i] != 0x1000u + reg) {
+			fprintf(stderr, "x%u: 0x%llx after __ptrec_fentry\n", reg,
+			        (unsigned long long)out[i]);
+			changed++;
+		}
+	}
+	return changed;
+}
+#endif
+
+/* The bytes of a patched entry before the hook's return address: x86-64 `call rel32`,
+ * aarch64 `mov x9, x30; bl`. */
+#if defined(__x86_64__)
+#define ENTRY_CALL_BYTES 5
+#else
+#define ENTRY_CALL_BYTES 8
 #endif
 
 static void test_time_convert(void)
@@ -133,11 +221,7 @@ int main(void)
 
 	/* Hooks that run before any ring exists record nothing but are noticed. */
 	CHECK(ptrec_soft_hooks_ran() == 0);
-#if defined(__x86_64__)
 	CHECK(fentry_regs_changed() == 0);
-#else
-	__cyg_profile_func_exit((void *)1, (void *)2);
-#endif
 	CHECK(ptrec_soft_hooks_ran() == 1);
 	__cyg_profile_func_enter((void *)1, (void *)2);
 	CHECK(ptrec_soft_hooks_ran() == 1);
@@ -192,20 +276,19 @@ int main(void)
 	CHECK_EQ_U64(rec[0].w1, 0x401000);
 	CHECK((rec[1].w0 & PTREC_SOFT_TSC_MASK) != 0 && rec[1].w1 == 5);
 
-#if defined(__x86_64__)
 	/* The entry-only hook: ENTRY from the caller's call site into the function, with the
-	 * function's entry stack pointer (where its return address sits) in x. */
+	 * function's entry stack pointer in x (x86-64: where its return address sits). */
 	ring.head = 0;
 	uint64_t sp = call_entered();
 	CHECK_EQ_U64(ring.head, 16);
 	ops->view(&ring, &v);
 	CHECK(records(&v, rec, 512) == 1);
 	CHECK_EQ_U64(PTREC_SOFT_KIND(rec[0].w0), PTREC_SOFT_ENTRY);
-	CHECK_EQ_U64(PTREC_SOFT_B(rec[0].w1), (uintptr_t)entered + 5); /* after the 5-byte call */
+	CHECK_EQ_U64(PTREC_SOFT_B(rec[0].w1), (uintptr_t)entered + ENTRY_CALL_BYTES); /* after the call */
 	CHECK_EQ_U64(PTREC_SOFT_A(rec[0].w0), (uintptr_t)entered_return); /* the call site */
 	CHECK_EQ_U64(PTREC_SOFT_X(rec[0].w0, rec[0].w1), (sp >> 3) & PTREC_SOFT_X_MASK);
 	CHECK_EQ_U64(rec[0].w0, PTREC_SOFT_W0(PTREC_SOFT_ENTRY, (uintptr_t)entered_return, sp >> 3));
-	CHECK_EQ_U64(rec[0].w1, PTREC_SOFT_W1((uintptr_t)entered + 5, sp >> 3));
+	CHECK_EQ_U64(rec[0].w1, PTREC_SOFT_W1((uintptr_t)entered + ENTRY_CALL_BYTES, sp >> 3));
 	CHECK(fentry_regs_changed() == 0);
 	CHECK_EQ_U64(ring.head, 32);
 	/* While a crash is handled (the gate closed) it records nothing and changes nothing. */
@@ -216,7 +299,7 @@ int main(void)
 	ptrec_hooks_resume();
 	call_entered();
 	CHECK_EQ_U64(ring.head, 48);
-#else
+#if defined(__aarch64__)
 	/* aarch64 with pointer authentication: a return address signed by PACIASP carries its
 	 * signature above bit 47 (and in the tag byte); the records hold the plain address. */
 	ring.head = 0;
@@ -267,10 +350,8 @@ int main(void)
 	ptrec_soft_append(1, 2, PTREC_BR_CALL);
 	ptrec_soft_mark(7);
 	__cyg_profile_func_enter((void *)1, (void *)2);
-#if defined(__x86_64__)
 	call_entered();
 	CHECK(fentry_regs_changed() == 0);
-#endif
 	CHECK_EQ_U64(ring.head, 0);
 	ops->thaw(&ring);
 	ptrec_soft_append(1, 2, PTREC_BR_CALL);
@@ -280,9 +361,7 @@ int main(void)
 	ops->close(&ring);
 	CHECK(ring.data == NULL);
 	__cyg_profile_func_enter((void *)1, (void *)2);
-#if defined(__x86_64__)
 	call_entered();
-#endif
 	ptrec_soft_mark(1);
 
 	test_time_convert();
