@@ -47,11 +47,10 @@ static void usage(FILE *out)
 	fprintf(out, "usage: ptrec cflags\n\n"
 	        "Prints the flags that compile a program for the instrumented backend at the\n"
 	        "lowest cost with the compiler named by $CC (default cc): GCC and Clang get\n"
-	        "patchable function entries (-fpatchable-function-entry=5), which ptrec_init\n"
-	        "turns into calls of the entry hook.  They survive LTO (-flto, -flto=auto,\n"
-	        "-flto=thin, -ffat-lto-objects) and are safe on the link line too (CFLAGS\n"
-	        "there, as Autotools and CMake do).  For aarch64, GCC gets two NOPs\n"
-	        "(-fpatchable-function-entry=2), Clang -finstrument-functions-after-inlining.  Link with\n"
+	        "patchable function entries (-fpatchable-function-entry=5; for aarch64, =2),\n"
+	        "which ptrec_init turns into calls of the entry hook.  They survive LTO (-flto,\n"
+	        "-flto=auto, -flto=thin, -ffat-lto-objects) and are safe on the link line too\n"
+	        "(CFLAGS there, as Autotools and CMake do).  Link with\n"
 	        "`pkg-config --libs libptrec`.  See doc/instrumented.md.\n");
 }
 
@@ -70,13 +69,10 @@ int cmd_cflags(int argc, char **argv)
 		cc = "cc";
 	int a64;
 	switch (probe(cc, &a64)) {
-	/* Patchable entries (one hook call per call, returns inferred: half of what entry and
-	 * exit hooks cost), five bytes on x86-64 for a call, two NOPs on aarch64 for
-	 * `mov x9, x30; bl`.  Clang on aarch64 keeps its entry and exit hooks
-	 * (doc/instrumented.md). */
+	/* Patchable entries for both compilers (one hook call per call, returns inferred: half
+	 * of what entry and exit hooks cost): five bytes on x86-64 for a call, two NOPs on
+	 * aarch64 for `mov x9, x30; bl` (doc/instrumented.md). */
 	case FAM_CLANG:
-		printf(a64 ? "-finstrument-functions-after-inlining\n" : "-fpatchable-function-entry=5\n");
-		return TOOL_EXIT_OK;
 	case FAM_GCC:
 		printf(a64 ? "-fpatchable-function-entry=2\n" : "-fpatchable-function-entry=5\n");
 		return TOOL_EXIT_OK;

@@ -1,11 +1,10 @@
 #!/bin/sh
-# `ptrec cflags` prints the recommended instrumentation for $CC (GCC: patchable function
-# entries, made calls of __ptrec_fentry at ptrec_init: five bytes on x86-64, two NOPs on
-# aarch64; Clang: patchable entries too, -finstrument-functions-after-inlining for aarch64),
-# refuses a compiler it cannot identify; and a program
-# built with those flags and linked as `pkg-config --libs libptrec` says (-Wl,-u,
-# __ptrec_patch_module -lptrec_hooks -lptrec) calls its hooks directly, not through the PLT,
-# and runs.  (tests/crash/test_recipe_*.sh build it every other way.)
+# `ptrec cflags` prints the recommended instrumentation for $CC (GCC and Clang: patchable
+# function entries, made calls of __ptrec_fentry at ptrec_init: five bytes on x86-64, two NOPs
+# on aarch64), refuses a compiler it cannot identify; and a program built with those flags
+# and linked as `pkg-config --libs libptrec` says (-Wl,-u,__ptrec_patch_module -lptrec_hooks
+# -lptrec) carries the NOPs, has every entry patched at ptrec_init, and runs.
+# (tests/crash/test_recipe_*.sh build it every other way.)
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 : "${top_builddir:?}" "${PTREC_TOOL:?}"
@@ -61,9 +60,8 @@ for cc in "${CC:-cc}" $others; do
 	fi
 	flags=$(CC="$cc" "$PTREC_TOOL" cflags) || fail "ptrec cflags failed for $cc"
 	case "$flags" in
-	*-finstrument-functions-after-inlining*) hook=__cyg_profile_func_enter ;;
-	*-fpatchable-function-entry=5*) hook=patched nops=5 ;;
-	*-fpatchable-function-entry=2*) hook=patched nops=2 ;; # GCC for aarch64
+	*-fpatchable-function-entry=5*) nops=5 ;;
+	*-fpatchable-function-entry=2*) nops=2 ;; # aarch64
 	*) fail "unexpected flags for $cc: $flags" ;;
 	esac
 	# shellcheck disable=SC2086
@@ -77,27 +75,19 @@ for cc in "${CC:-cc}" $others; do
 	"$OBJDUMP" -d "$work/prog" >"$work/dis.txt"
 	sed -n '/<work>:/,/^$/p' "$work/dis.txt" >"$work/work.txt"
 	sed -n '/<quiet>:/,/^$/p' "$work/dis.txt" >"$work/quiet.txt"
-	if [ "$hook" = patched ]; then
-		# Five bytes of NOPs (x86-64) or two NOPs (aarch64) at the entry, after the endbr64 or
-		# BTI c when there is one, listed in the section; none in the PTREC_NO_TRACE function.
-		"$OBJDUMP" -h "$work/prog" | grep -q '__patchable_function_entries' ||
-			fail "$cc: no __patchable_function_entries section"
-		# (GCC: five one-byte NOPs; Clang: one five-byte NOP, 0f 1f 44 00 xx)
-		{ grep -v 'endbr64\|bti' "$work/work.txt" | sed -n "2,$((nops + 1))p" | grep -c 'nop$' | grep -qx $nops ||
-		  grep -v endbr64 "$work/work.txt" | sed -n 2p | grep -q ':[[:space:]]*0f 1f 44 00 [0-9a-f][0-9a-f][[:space:]]*nop'; } ||
-			fail "$cc: work() does not start with $nops NOPs: $(cat "$work/work.txt")"
-		grep -v 'endbr64\|bti' "$work/quiet.txt" | sed -n 2p | grep -q 'nop' &&
-			fail "$cc: the PTREC_NO_TRACE function has a patchable entry: $(cat "$work/quiet.txt")"
-	else
-		grep -E -q "(call|bl)[[:space:]].*<$hook>" "$work/work.txt" || fail "$cc: work() does not call $hook directly: $(cat "$work/work.txt")"
-		grep -E -q "(call|bl)[[:space:]].*<$hook@plt>" "$work/work.txt" && fail "$cc: work() calls $hook through the PLT"
-		grep -q "$hook" "$work/quiet.txt" && fail "$cc: PTREC_NO_TRACE function is instrumented"
-	fi
+	# Five bytes of NOPs (x86-64) or two NOPs (aarch64) at the entry, after the endbr64 or
+	# BTI c when there is one, listed in the section; none in the PTREC_NO_TRACE function.
+	"$OBJDUMP" -h "$work/prog" | grep -q '__patchable_function_entries' ||
+		fail "$cc: no __patchable_function_entries section"
+	# (GCC: five one-byte NOPs; Clang: one five-byte NOP, 0f 1f 44 00 xx)
+	{ grep -v 'endbr64\|bti' "$work/work.txt" | sed -n "2,$((nops + 1))p" | grep -c 'nop$' | grep -qx $nops ||
+	  grep -v endbr64 "$work/work.txt" | sed -n 2p | grep -q ':[[:space:]]*0f 1f 44 00 [0-9a-f][0-9a-f][[:space:]]*nop'; } ||
+		fail "$cc: work() does not start with $nops NOPs: $(cat "$work/work.txt")"
+	grep -v 'endbr64\|bti' "$work/quiet.txt" | sed -n 2p | grep -q 'nop' &&
+		fail "$cc: the PTREC_NO_TRACE function has a patchable entry: $(cat "$work/quiet.txt")"
 	(cd "$work" && LD_LIBRARY_PATH="$libs" exec ./prog) >"$work/out" || fail "$cc: the instrumented program failed"
-	if [ "$hook" = patched ]; then
-		grep -Eq '^patched_entries: ([0-9]+) of \1 patchable function entries in 1 module call __ptrec_fentry$' "$work/out" ||
-			fail "$cc: the entries were not all patched: $(cat "$work/out")"
-	fi
+	grep -Eq '^patched_entries: ([0-9]+) of \1 patchable function entries in 1 module call __ptrec_fentry$' "$work/out" ||
+		fail "$cc: the entries were not all patched: $(cat "$work/out")"
 	[ ! -e "$work/gmon.out" ] || fail "$cc: a gmon.out appeared"
 	if [ "${PTREC_HOST_CPU:-}" = aarch64 ]; then
 		# pointer authentication and BTI: PAC-signed return addresses must not break the
@@ -111,10 +101,8 @@ for cc in "${CC:-cc}" $others; do
 			fail "$cc: -mbranch-protection=standard signs no return address"
 		(cd "$work" && LD_LIBRARY_PATH="$libs" exec ./prog) >"$work/out" ||
 			fail "$cc: the PAC build failed"
-		if [ "$hook" = patched ]; then
-			grep -Eq '^patched_entries: ([0-9]+) of \1 patchable function entries in 1 module call __ptrec_fentry$' "$work/out" ||
-				fail "$cc: the PAC build's entries were not all patched: $(cat "$work/out")"
-		fi
+		grep -Eq '^patched_entries: ([0-9]+) of \1 patchable function entries in 1 module call __ptrec_fentry$' "$work/out" ||
+			fail "$cc: the PAC build's entries were not all patched: $(cat "$work/out")"
 	fi
 	tried=$((tried + 1))
 	echo "ok: $cc -> $flags"
