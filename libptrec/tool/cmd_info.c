@@ -694,8 +694,8 @@ static void describe(const struct info *in, struct fact_emitter *e)
 	fact_open(e, "instrumented", NULL);
 	fact_bool(e, "usable", 1, NULL);
 	fact_str(e, "reason", "", "none");
-	fact_str(e, "condition", "program built with -finstrument-functions or "
-	      "-fsanitize-coverage=trace-pc", NULL);
+	fact_str(e, "condition", "program built with `ptrec cflags` (patchable entries), "
+	      "-finstrument-functions or -fsanitize-coverage=trace-pc", NULL);
 	fact_close(e);
 	fact_close(e);
 	describe_helper(in, e);
@@ -707,7 +707,7 @@ static void verdict_line(const struct info *in, FILE *f)
 {
 	fprintf(f, "verdict: auto chooses %s", ptrec_backend_name(in->chosen));
 	if (in->chosen == PTREC_BACKEND_INSTRUMENTED)
-		fprintf(f, " (for programs built with -finstrument-functions or "
+		fprintf(f, " (for programs built with `ptrec cflags`, -finstrument-functions or "
 		        "-fsanitize-coverage=trace-pc; other programs get none: registers and "
 		        "backtrace only)");
 	if (in->chosen != PTREC_BACKEND_INTEL_PT)
