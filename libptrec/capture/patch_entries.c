@@ -9,8 +9,8 @@
  *   with one atomic store when they sit in one aligned 8- or 16-byte block (always for GCC's
  *   16-byte-aligned functions, with or without endbr64), so another thread entering the
  *   function runs either the NOPs or the whole call.
- * - aarch64: two NOPs become `mov x9, x30; bl` (write_entry says in which order), and the
- *   instruction cache is synchronized.
+ * - aarch64: two NOPs become `mov x9, x30; bl` (write_entry says how, and why only while no
+ *   other thread runs code), and the instruction cache is synchronized.
  * The page (two when the entry crosses a page boundary) is made writable while staying
  * executable, since other threads may be running code on it, and given back its segment's
  * protection right after.
@@ -126,10 +126,12 @@ static int make_call(uintptr_t at, uintptr_t target, uint8_t ins[PTREC_PATCH_BYT
 }
 
 /* Writes ins over the two NOPs at a (writable now): one 8-byte store when they share an aligned
- * doubleword (a function without BTI), else the `mov x9, x30` first and then the `bl`, so that
- * another thread entering the function runs NOP-NOP, mov-NOP or the whole pair, never a bl
- * without the mov (only NOP, B and BL may be changed under a running CPU, and mov-NOP does
- * nothing that matters).  Then the instruction cache is made to see the new words. */
+ * doubleword (a function without BTI), else the `mov x9, x30` first and then the `bl`.  Unlike
+ * x86-64's one-instruction call, the pair does not change at once for a thread that is between
+ * the two NOPs while they are written: it would run the bl without the mov and lose its return
+ * address.  So ptrec_init patches only while every other thread is blocked in a system call
+ * (threads_settle), and a module registered later is patched from its own constructor, before
+ * dlopen returns it.  Then the instruction cache is made to see the new words. */
 static void write_entry(uintptr_t a, const uint8_t ins[PTREC_PATCH_BYTES])
 {
 	if (!(a & 7)) {

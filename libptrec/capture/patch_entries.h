@@ -1,5 +1,5 @@
 /* patch_entries.h — the patchable-entry builds of the instrumented backend: `ptrec cflags`
- * gives -fpatchable-function-entry=5 (x86-64, GCC and Clang) or =2 (aarch64, GCC), which leaves
+ * gives -fpatchable-function-entry=5 (x86-64) or =2 (aarch64) to GCC and Clang, which leaves
  * NOPs at the entry of every function that is emitted (after inlining, also under LTO, where -pg
  * is lost) and lists their addresses in the module's __patchable_function_entries section.  At
  * ptrec_init, when the instrumented backend is chosen, each listed entry becomes a call of
@@ -39,8 +39,8 @@ struct ptrec_patch_module {
 	uint32_t patched;                   /* entries now calling the hook (set here) */
 	const uintptr_t *start, *stop;      /* the module's __patchable_function_entries */
 	void (*hook)(void);                 /* __ptrec_fentry as the module's GOT binds it */
-	void (*stub)(void);                 /* the module's own `jmp *__ptrec_fentry@GOTPCREL`,
-	                                       used when hook is beyond a rel32 call's reach */
+	void (*stub)(void);                 /* the module's own jump to the hook through its GOT,
+	                                       used when hook is beyond the call's reach */
 	struct ptrec_patch_module *next;    /* set here */
 };
 
